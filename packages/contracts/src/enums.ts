@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+/** Enums are serialized by their full names, as the product's API does. */
+export const RUNNER_INSTALL_STATUSES = [
+  'RUNNER_INSTALL_STATUS_UNSPECIFIED',
+  'RUNNER_INSTALL_STATUS_PENDING',
+  'RUNNER_INSTALL_STATUS_PROVISIONING',
+  'RUNNER_INSTALL_STATUS_READY',
+  'RUNNER_INSTALL_STATUS_FAILED',
+  'RUNNER_INSTALL_STATUS_DELETING',
+] as const;
+export const RunnerInstallStatusSchema = z.enum(RUNNER_INSTALL_STATUSES);
+export type RunnerInstallStatus = z.infer<typeof RunnerInstallStatusSchema>;
+
+export const RUNNER_CONNECTION_STATUSES = [
+  'RUNNER_CONNECTION_STATUS_UNSPECIFIED',
+  'RUNNER_CONNECTION_STATUS_CONNECTED',
+  'RUNNER_CONNECTION_STATUS_DISCONNECTED',
+] as const;
+export const RunnerConnectionStatusSchema = z.enum(RUNNER_CONNECTION_STATUSES);
+export type RunnerConnectionStatus = z.infer<typeof RunnerConnectionStatusSchema>;
+
+export const RELEASE_CHANNELS = ['RELEASE_CHANNEL_UNSPECIFIED', 'RELEASE_CHANNEL_STABLE', 'RELEASE_CHANNEL_RAPID'] as const;
+export const ReleaseChannelSchema = z.enum(RELEASE_CHANNELS);
+export type ReleaseChannel = z.infer<typeof ReleaseChannelSchema>;
+
+export const MANAGEMENT_MODES = [
+  'MANAGEMENT_MODE_UNSPECIFIED',
+  'MANAGEMENT_MODE_MANAGED',
+  'MANAGEMENT_MODE_SELF_MANAGED',
+] as const;
+export const ManagementModeSchema = z.enum(MANAGEMENT_MODES);
+export type ManagementMode = z.infer<typeof ManagementModeSchema>;
+
+/** Sandbox lifecycle states (SPEC §4.3). */
+export const SANDBOX_STATES = [
+  'STATE_UNSPECIFIED',
+  'STATE_PENDING',
+  'STATE_CREATING',
+  'STATE_RUNNING',
+  'STATE_TERMINATING',
+  'STATE_COMPLETED',
+  'STATE_FAILED',
+] as const;
+export const SandboxStateSchema = z.enum(SANDBOX_STATES);
+export type SandboxState = z.infer<typeof SandboxStateSchema>;
+
+export const TERMINAL_SANDBOX_STATES: readonly SandboxState[] = ['STATE_COMPLETED', 'STATE_FAILED'];
+export function isTerminalSandboxState(s: SandboxState): boolean {
+  return TERMINAL_SANDBOX_STATES.includes(s);
+}
+
+/** Why a sandbox reached a terminal (or terminating) state. */
+export const SANDBOX_STATE_REASONS = [
+  'EXITED',
+  'LIFETIME_EXPIRED',
+  'STOPPED_BY_USER',
+  'OUT_OF_MEMORY',
+  'FAILED_TO_START',
+  'IMAGE_NOT_FOUND',
+  'RUNNER_LOST',
+  'RUNNER_DELETED',
+  'REAPED_UNKNOWN',
+  'POLICY_REJECTED',
+  'EVICTED',
+] as const;
+export const SandboxStateReasonSchema = z.enum(SANDBOX_STATE_REASONS);
+export type SandboxStateReason = z.infer<typeof SandboxStateReasonSchema>;
+
+export const ROLES = ['SANDBOX_ADMIN', 'SANDBOX_USER'] as const;
+export const RoleSchema = z.enum(ROLES);
+export type Role = z.infer<typeof RoleSchema>;

@@ -1,0 +1,4 @@
+export { freePort } from './ports';
+export { startPostgres, type ThrowawayPostgres } from './postgres';
+export { startNats, type ThrowawayNats } from './nats';
+export { FixedClock, sequentialIds, waitFor } from './clock';

@@ -1,0 +1,23 @@
+// The README's test command. Typechecks, lints and tests every package through turbo, then
+// prints the "N passed, N failed" closing line from the vitest reports, even when turbo failed.
+import { spawnSync } from 'node:child_process';
+import { rmSync, readdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+// Stale reports from an earlier run must never be counted.
+for (const group of ['apps', 'packages']) {
+  const base = join(root, group);
+  if (!existsSync(base)) continue;
+  for (const d of readdirSync(base)) rmSync(join(base, d, '.vitest'), { recursive: true, force: true });
+}
+rmSync(join(root, 'e2e', '.vitest'), { recursive: true, force: true });
+
+const extra = process.argv.slice(2);
+const turbo = spawnSync(
+  'pnpm',
+  ['exec', 'turbo', 'run', 'typecheck', 'lint', 'test', '--output-logs=errors-only', ...extra],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' } },
+);
+const summary = spawnSync('node', [join(root, 'scripts/test-summary.mjs')], { cwd: root, stdio: 'inherit' });
+process.exit(turbo.status !== 0 ? 1 : (summary.status ?? 1));

@@ -1,0 +1,39 @@
+// Sums every package's vitest JSON report and prints the closing line CI reads:
+// "N passed, N failed[, N skipped]". Exits non-zero when anything failed or nothing ran.
+import { readFileSync, existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const dirs = [];
+for (const group of ['apps', 'packages']) {
+  const base = join(root, group);
+  if (!existsSync(base)) continue;
+  for (const d of readdirSync(base)) dirs.push(join(base, d));
+}
+dirs.push(join(root, 'e2e'));
+let passed = 0, failed = 0, skipped = 0, reports = 0;
+const failures = [];
+for (const d of dirs) {
+  const f = join(d, '.vitest/results.json');
+  if (!existsSync(f)) continue;
+  const r = JSON.parse(readFileSync(f, 'utf8'));
+  reports++;
+  passed += r.numPassedTests;
+  failed += r.numFailedTests;
+  skipped += r.numPendingTests + (r.numTodoTests ?? 0);
+  // A suite that failed to load counts as a failure even if it declared no test.
+  for (const s of r.testResults ?? []) {
+    if (s.status === 'failed' && (s.assertionResults ?? []).length === 0) {
+      failed++;
+      failures.push(s.name);
+    }
+  }
+}
+if (failures.length) console.error(`suites that failed to load:\n  ${failures.join('\n  ')}`);
+if (reports === 0 || passed + failed === 0) {
+  console.error('no test results found');
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failed ? 1 : 0);
