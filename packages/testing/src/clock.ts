@@ -31,7 +31,7 @@ export async function waitFor<T>(
   for (;;) {
     try {
       const v = await probe();
-      if (v) return v as NonNullable<T>;
+      if (v) return v;
       last = v;
     } catch (e) {
       last = e;

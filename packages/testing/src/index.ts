@@ -2,3 +2,4 @@ export { freePort } from './ports';
 export { startPostgres, type ThrowawayPostgres } from './postgres';
 export { startNats, type ThrowawayNats } from './nats';
 export { FixedClock, sequentialIds, waitFor } from './clock';
+export { percentile, latencyStats, timeSequential, row, medianOf, report, type BenchRow, type LatencyStats } from './bench';
