@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+/**
+ * What a runner can enforce. The policy engine rejects a sandbox whose resolved spec needs
+ * something the chosen runner cannot honour (a network rule kind it cannot enforce, a runtime
+ * class it does not have...), rather than silently ignoring it.
+ */
+export const EGRESS_RULE_KINDS = ['cidr', 'httpsHostname', 'tenant', 'any', 'selector'] as const;
+export const EgressRuleKindSchema = z.enum(EGRESS_RULE_KINDS);
+export type EgressRuleKind = z.infer<typeof EgressRuleKindSchema>;
+
+export const INGRESS_RULE_KINDS = ['cidr', 'tenant', 'any'] as const;
+export const IngressRuleKindSchema = z.enum(INGRESS_RULE_KINDS);
+export type IngressRuleKind = z.infer<typeof IngressRuleKindSchema>;
+
+export const RunnerCapabilitiesSchema = z.object({
+  /** `namespaces` (local bubblewrap backend: dev and single-machine use) or `runtime-class` (Kubernetes). */
+  isolation: z.enum(['namespaces', 'runtime-class']),
+  /** Egress rule kinds the runner enforces. Deny-all egress is always enforceable. */
+  egressRuleKinds: z.array(EgressRuleKindSchema),
+  /** Ingress rule kinds the runner enforces. */
+  ingressRuleKinds: z.array(IngressRuleKindSchema),
+  /** Whether the runner can grant unrestricted egress (the local backend shares the host network). */
+  supportsEgress: z.boolean(),
+  runtimeClasses: z.array(z.string()),
+  gpuTypes: z.array(z.string()),
+  architectures: z.array(z.string()),
+  instanceTypes: z.array(z.string()),
+  storageMedia: z.array(z.enum(['STORAGE_MEDIUM_DISK', 'STORAGE_MEDIUM_MEMORY'])),
+  supportsPrivileged: z.boolean(),
+  /** Largest single sandbox the runner could ever host (quantities), if bounded. */
+  maxCpu: z.string().optional(),
+  maxMemory: z.string().optional(),
+  /** Images the runner can resolve (local backend: the configured image map). Empty = any. */
+  images: z.array(z.string()).default([]),
+});
+export type RunnerCapabilities = z.infer<typeof RunnerCapabilitiesSchema>;
+
+/** Capabilities of a runner that can enforce everything; handy default for policy-only tooling. */
+export const FULL_CAPABILITIES: RunnerCapabilities = {
+  isolation: 'runtime-class',
+  egressRuleKinds: [...EGRESS_RULE_KINDS],
+  ingressRuleKinds: [...INGRESS_RULE_KINDS],
+  supportsEgress: true,
+  runtimeClasses: [],
+  gpuTypes: [],
+  architectures: ['amd64'],
+  instanceTypes: [],
+  storageMedia: ['STORAGE_MEDIUM_DISK', 'STORAGE_MEDIUM_MEMORY'],
+  supportsPrivileged: true,
+  images: [],
+};

@@ -1,0 +1,2 @@
+// Owned by the sandbox author; filled in by its issue's work.
+export {};

@@ -1,0 +1,62 @@
+/**
+ * Every NATS subject Paddock uses is built here and nowhere else.
+ *
+ * Scheme: `<kind>.<plane>.v<major>.<scope...>.<verb>`
+ * - `rpc.*`  request/reply (a reply is expected; the queue group is the service name)
+ * - `evt.*`  fire-and-forget events (state changes, heartbeats, reports)
+ */
+
+const token = (s: string): string => {
+  // A subject token may not contain separators or wildcards; ids are validated upstream, this
+  // guards against building a subject that would silently match something else.
+  if (!s || /[\s.*>]/.test(s)) throw new Error(`invalid NATS subject token: ${JSON.stringify(s)}`);
+  return s;
+};
+
+export const subjects = {
+  /** Runner heartbeat (runner → control plane, gateway). */
+  runnerHeartbeat: (runnerId: string): string => `evt.runner.v1.${token(runnerId)}.heartbeat`,
+  /** Wildcard for every runner's heartbeat. */
+  allRunnerHeartbeats: (): string => 'evt.runner.v1.*.heartbeat',
+  /** Sandbox state change published by the runner that owns the sandbox. */
+  sandboxState: (runnerId: string): string => `evt.runner.v1.${token(runnerId)}.sandbox.state`,
+  allSandboxStates: (): string => 'evt.runner.v1.*.sandbox.state',
+  /** Request/reply operations served by one runner, e.g. `rpc.runner.v1.r1.sandbox.create`. */
+  runnerRpc: (runnerId: string, op: RunnerRpcOp): string => `rpc.runner.v1.${token(runnerId)}.sandbox.${op}`,
+  /** Every RPC subject of one runner (what the runner subscribes to). */
+  runnerRpcAll: (runnerId: string): string => `rpc.runner.v1.${token(runnerId)}.sandbox.*`,
+  /** Streaming channels of one exec/log stream, keyed by a stream id chosen by the caller. */
+  streamToRunner: (runnerId: string, streamId: string): string =>
+    `stream.runner.v1.${token(runnerId)}.${token(streamId)}.in`,
+  streamFromRunner: (runnerId: string, streamId: string): string =>
+    `stream.runner.v1.${token(runnerId)}.${token(streamId)}.out`,
+  /** Install status reports (controller → control plane). */
+  installReport: (clusterId: string): string => `evt.controller.v1.${token(clusterId)}.install`,
+  allInstallReports: (): string => 'evt.controller.v1.*.install',
+  /** Connection-status changes derived by the control plane (control plane → anyone). */
+  runnerConnection: (runnerId: string): string => `evt.cp.v1.runner.${token(runnerId)}.connection`,
+  allRunnerConnections: (): string => 'evt.cp.v1.runner.*.connection',
+} as const;
+
+export const RUNNER_RPC_OPS = [
+  'create',
+  'get',
+  'list',
+  'delete',
+  'exec',
+  'execStream',
+  'readFile',
+  'writeFile',
+  'listDir',
+  'stat',
+  'remove',
+  'logs',
+] as const;
+export type RunnerRpcOp = (typeof RUNNER_RPC_OPS)[number];
+
+/** Queue groups: one per service, so several instances share the work. */
+export const queueGroups = {
+  controlPlane: 'paddock-control-plane',
+  gateway: 'paddock-gateway',
+  runner: (runnerId: string): string => `paddock-runner-${token(runnerId)}`,
+} as const;
