@@ -1,0 +1,77 @@
+import { CliError, EXIT, exitCodeForApiCode } from './errors';
+
+export interface ApiErrorShape {
+  code: string;
+  message: string;
+  details?: unknown[];
+}
+
+/** A server refusal, printed as `Error: <doing what>: <code>: <message>` (the seeds' shape). */
+export class ApiError extends CliError {
+  constructor(
+    readonly doing: string,
+    readonly body: ApiErrorShape,
+    readonly status: number,
+  ) {
+    super(`${doing}: ${body.code}: ${body.message}${violationsSuffix(body)}`, exitCodeForApiCode(body.code));
+    this.name = 'ApiError';
+  }
+}
+
+function violationsSuffix(body: ApiErrorShape): string {
+  const lines: string[] = [];
+  for (const d of body.details ?? []) {
+    if (typeof d !== 'object' || d === null) continue;
+    const fv = (d as { fieldViolations?: { field?: string; description?: string }[] }).fieldViolations;
+    for (const v of fv ?? []) {
+      const text = `${v.field ?? ''}: ${v.description ?? ''}`;
+      // The message often already names the first violation; list only what it does not say.
+      if (!body.message.includes(v.description ?? '\u0000')) lines.push(`  - ${text}`);
+    }
+  }
+  return lines.length ? `\n${lines.join('\n')}` : '';
+}
+
+export class ApiClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly token: string,
+  ) {}
+
+  async request<T>(doing: string, method: string, path: string, body?: unknown): Promise<T> {
+    if (!this.token) {
+      throw new CliError(`${doing}: unauthenticated: no API token; run \`cwic auth login\` or set PADDOCK_API_KEY`, EXIT.refused);
+    }
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : String(e);
+      throw new CliError(`${doing}: unavailable: cannot reach ${this.baseUrl} (${cause})`, EXIT.refused);
+    }
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    if (!res.ok) {
+      const shape =
+        parsed && typeof parsed === 'object' && 'code' in parsed && 'message' in parsed
+          ? (parsed as ApiErrorShape)
+          : { code: res.status === 404 ? 'not_found' : 'internal', message: text || res.statusText };
+      throw new ApiError(doing, shape, res.status);
+    }
+    return parsed as T;
+  }
+}

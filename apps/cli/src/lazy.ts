@@ -1,0 +1,12 @@
+/**
+ * Heavy modules load on first use only: `cwic --help` must cost little over a bare `node`
+ * (zod-based contracts and the policy engine are not needed to print help).
+ */
+export async function loadCase(): Promise<{ snakeToCamelDeep: (v: unknown) => unknown; camelToSnakeDeep: (v: unknown) => unknown }> {
+  const m = await import('@paddock/contracts');
+  return { snakeToCamelDeep: m.snakeToCamelDeep, camelToSnakeDeep: m.camelToSnakeDeep };
+}
+
+export async function loadPolicyEngine(): Promise<typeof import('@paddock/policy')> {
+  return import('@paddock/policy');
+}

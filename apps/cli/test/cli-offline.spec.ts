@@ -1,0 +1,74 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildProgram, run } from '../src/program';
+import { completeWords } from '../src/commands/completion';
+import { configPath, effectiveSettings, saveConfig } from '../src/config';
+import type { Io } from '../src/context';
+
+function memoryIo(env: NodeJS.ProcessEnv = {}, stdin = ''): Io & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, stdout: (s) => void out.push(s), stderr: (s) => void err.push(s), readStdin: () => stdin, stdinIsTTY: false, stdoutIsTTY: false, env };
+}
+
+describe('cwic without a server', () => {
+  it('--help succeeds and lists the command groups', async () => {
+    const io = memoryIo();
+    expect(await run(['--help'], io)).toBe(0);
+    expect(io.out.join('')).toMatch(/sandbox/);
+    expect(io.out.join('')).toMatch(/auth/);
+  });
+
+  it('usage errors exit 2', async () => {
+    const io = memoryIo();
+    expect(await run(['sandbox', 'runner', 'nosuchverb'], io)).toBe(2);
+    expect(await run(['sandbox', 'runner', 'get', '-o', 'xml'], memoryIo({ PADDOCK_API_KEY: 't' }))).toBe(2);
+  });
+
+  it('delete without --yes and without a terminal refuses with gh wording, exit 2', async () => {
+    const io = memoryIo({ PADDOCK_API_KEY: 't' });
+    expect(await run(['sandbox', 'runner', 'delete', 'r1'], io)).toBe(2);
+    expect(io.err.join('')).toContain('--yes required when not running interactively');
+  });
+
+  it('create --print-template prints a runner the seeds recognise', async () => {
+    const io = memoryIo();
+    expect(await run(['sandbox', 'runner', 'create', '--print-template'], io)).toBe(0);
+    expect(io.out.join('')).toContain('release_channel: RELEASE_CHANNEL_STABLE');
+  });
+
+  it('reports an unreachable server as an error with the action, exit 1', async () => {
+    const io = memoryIo({ PADDOCK_API_KEY: 't', PADDOCK_CONTROL_PLANE_URL: 'http://127.0.0.1:9' });
+    expect(await run(['sandbox', 'runner', 'get'], io)).toBe(1);
+    expect(io.err.join('')).toMatch(/^Error: listing runners: unavailable: cannot reach http:\/\/127\.0\.0\.1:9/);
+  });
+
+  it('stores credentials under XDG_CONFIG_HOME with mode 0600; env overrides the file', () => {
+    const home = mkdtempSync(join(tmpdir(), 'cwic-home-'));
+    const env = { XDG_CONFIG_HOME: home };
+    const p = saveConfig({ token: 'file-token', controlPlaneUrl: 'http://cp:1' }, env);
+    expect(p).toBe(join(home, 'cwic', 'config.json'));
+    expect(statSync(p).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(p, 'utf8')).token).toBe('file-token');
+    expect(effectiveSettings(env).token).toBe('file-token');
+    expect(effectiveSettings({ ...env, PADDOCK_API_KEY: 'env-token' }).token).toBe('env-token');
+    expect(effectiveSettings({ ...env, PADDOCK_CONTROL_PLANE_URL: 'http://x:2/' }).controlPlaneUrl).toBe('http://x:2');
+    expect(configPath({ XDG_CONFIG_HOME: 'relative', HOME: '/home/u' })).toBe('/home/u/.config/cwic/config.json');
+  });
+
+  it('completes commands and options', () => {
+    const { program } = buildProgram(memoryIo());
+    expect(completeWords(program, ['sandbox', 'runner', 'p'])).toEqual(['policy']);
+    expect(completeWords(program, ['sandbox', 'runner', 'get', '--c'])).toEqual(['--cluster', '--connection-status']);
+  });
+
+  it('prints completion scripts for bash, zsh and fish', async () => {
+    for (const shell of ['bash', 'zsh', 'fish']) {
+      const io = memoryIo();
+      expect(await run(['completion', shell], io)).toBe(0);
+      expect(io.out.join('')).toContain('__complete');
+    }
+    expect(await run(['completion', 'tcsh'], memoryIo())).toBe(2);
+  });
+});

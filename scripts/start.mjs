@@ -1,0 +1,260 @@
+// `pnpm start`: the whole platform on this machine, on the embedded default (local runner backend).
+//
+// 1. checks prerequisites (Node, bubblewrap, cgroups, Postgres, NATS) and says exactly what is
+//    missing and how to fix it, instead of a stack trace;
+// 2. builds the apps (turbo, cached after the first run);
+// 3. starts the control plane (migrations + bootstrap token), the gateway, and the controller with
+//    its local driver, which deploys the default runner declared through the control plane API.
+//    Until the controller exists in this checkout, it declares the runner itself and starts it.
+// 4. prints the URLs, the admin token and the next commands; Ctrl-C stops everything it started.
+//
+// Idempotent: data lives in Postgres and `.paddock/` (admin token, runner state); a second run
+// reuses both.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const stateDir = join(root, '.paddock');
+mkdirSync(stateDir, { recursive: true });
+
+const env = {
+  DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paddock',
+  NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+  CONTROL_PLANE_PORT: process.env.CONTROL_PLANE_PORT ?? '8080',
+  GATEWAY_PORT: process.env.GATEWAY_PORT ?? '8081',
+};
+const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
+const gwUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
+const tty = process.stderr.isTTY;
+const say = (msg) => process.stderr.write(`${tty ? '\x1b[36mpaddock\x1b[0m' : 'paddock'} ${msg}\n`);
+const fail = (msg) => {
+  process.stderr.write(`\n${tty ? '\x1b[31merror\x1b[0m' : 'error'}: ${msg}\n`);
+  process.exit(1);
+};
+
+function tcpReachable(host, port, timeoutMs = 1500) {
+  return new Promise((resolve) => {
+    const s = connect(Number(port), host);
+    const t = setTimeout(() => { s.destroy(); resolve(false); }, timeoutMs);
+    s.once('connect', () => { clearTimeout(t); s.destroy(); resolve(true); });
+    s.once('error', () => { clearTimeout(t); resolve(false); });
+  });
+}
+
+async function checkPrerequisites() {
+  const problems = [];
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < 20 || (major === 20 && minor < 19)) problems.push(`Node ${process.versions.node} is too old: Paddock needs Node >= 20.19.`);
+  if (spawnSync('bwrap', ['--version']).status !== 0) {
+    problems.push('bubblewrap is not installed (the local sandbox backend needs it): apt-get install bubblewrap');
+  }
+  if (!existsSync('/sys/fs/cgroup/memory') && !existsSync('/sys/fs/cgroup/cgroup.controllers')) {
+    problems.push('no cgroup memory controller found under /sys/fs/cgroup (needed to cap sandboxes)');
+  }
+  const pg = new URL(env.DATABASE_URL);
+  if (!(await tcpReachable(pg.hostname, pg.port || '5432'))) {
+    problems.push(
+      `Postgres is not reachable at ${pg.hostname}:${pg.port || 5432} (DATABASE_URL=${env.DATABASE_URL}).\n` +
+        `  Start it: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start   (Debian: apt-get install postgresql)\n` +
+        `  or:       docker compose -f infra/docker-compose.yml up -d postgres`,
+    );
+  }
+  const nats = new URL(env.NATS_URL);
+  if (!(await tcpReachable(nats.hostname, nats.port || '4222'))) {
+    problems.push(
+      `NATS is not reachable at ${nats.hostname}:${nats.port || 4222} (NATS_URL=${env.NATS_URL}).\n` +
+        `  Start it: nats-server -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server &   (Debian: apt-get install nats-server)\n` +
+        `  or:       docker compose -f infra/docker-compose.yml up -d nats`,
+    );
+  }
+  if (problems.length) fail(`cannot start Paddock:\n- ${problems.join('\n- ')}`);
+}
+
+const children = [];
+let stopping = false;
+function startProcess(name, args, extraEnv, cwd = root) {
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...process.env, ...env, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logFile = join(stateDir, `${name}.log`);
+  writeFileSync(logFile, '');
+  const append = (chunk) => {
+    try { writeFileSync(logFile, chunk, { flag: 'a' }); } catch { /* log is best effort */ }
+  };
+  child.stdout.on('data', append);
+  child.stderr.on('data', append);
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      say(`${name} exited (${signal ?? code}); see ${logFile}`);
+      void shutdown(1);
+    }
+  });
+  children.push({ name, child });
+  return child;
+}
+
+async function shutdown(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  say('stopping...');
+  // Reverse order: runners and controller first, then the gateway, then the control plane.
+  for (const { child } of [...children].reverse()) {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  }
+  const deadline = Date.now() + 10_000;
+  for (const { child } of children) {
+    while (child.exitCode === null && child.signalCode === null && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  process.exit(code);
+}
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+async function waitReady(name, url, timeoutMs = 60_000) {
+  const start = Date.now();
+  let dots = 0;
+  for (;;) {
+    try {
+      const r = await fetch(url);
+      if (r.ok) return;
+    } catch { /* not up yet */ }
+    if (Date.now() - start > timeoutMs) fail(`${name} did not become ready at ${url} within ${timeoutMs / 1000}s; see .paddock/${name}.log`);
+    if (tty && ++dots % 10 === 0) process.stderr.write('.');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function api(method, url, token, body) {
+  const r = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json;
+  try { json = text ? JSON.parse(text) : undefined; } catch { json = { raw: text }; }
+  return { status: r.status, json };
+}
+
+function adminToken() {
+  if (process.env.PADDOCK_BOOTSTRAP_TOKEN) return process.env.PADDOCK_BOOTSTRAP_TOKEN;
+  const f = join(stateDir, 'admin-token');
+  if (existsSync(f)) return readFileSync(f, 'utf8').trim();
+  const token = `pdk_${randomBytes(32).toString('base64url')}`;
+  writeFileSync(f, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
+const has = (app) => existsSync(join(root, 'apps', app, 'src', 'main.ts'));
+
+async function main() {
+  say('checking prerequisites...');
+  await checkPrerequisites();
+  const apps = ['control-plane', 'gateway', 'runner', 'controller'].filter(has);
+  say(`building ${apps.join(', ')}...`);
+  const build = spawnSync(
+    'pnpm',
+    ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only', ...apps.map((a) => `--filter=@paddock/${a}...`)],
+    { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' } },
+  );
+  if (build.status !== 0) fail('build failed (see above)');
+
+  const token = adminToken();
+  say('starting control plane...');
+  startProcess('control-plane', [join(root, 'apps/control-plane/dist/main.js')], { PADDOCK_BOOTSTRAP_TOKEN: token });
+  await waitReady('control-plane', `${cpUrl}/readyz`);
+
+  if (has('gateway')) {
+    say('starting gateway...');
+    startProcess('gateway', [join(root, 'apps/gateway/dist/main.js')], {});
+    await waitReady('gateway', `${gwUrl}/readyz`);
+  }
+
+  if (has('controller')) {
+    say('starting controller (local driver)...');
+    startProcess('controller', [join(root, 'apps/controller/dist/main.js')], {
+      PADDOCK_CONTROL_PLANE_URL: cpUrl,
+      PADDOCK_API_KEY: token,
+      PADDOCK_CONTROLLER_DRIVER: 'local',
+      PADDOCK_CLUSTER_NAME: 'local',
+      PADDOCK_ZONE: 'local',
+      PADDOCK_CONTROLLER_STATE_DIR: join(stateDir, 'controller'),
+      PADDOCK_DECLARE_DEFAULT_RUNNER: 'local',
+    });
+  } else if (has('runner')) {
+    await startRunnerWithoutController(token);
+  }
+  await waitForRunner(token);
+
+  const line = '─'.repeat(64);
+  process.stdout.write(
+    `\n${line}\nPaddock is ready.\n\n` +
+      `  control plane  ${cpUrl}\n  gateway        ${gwUrl}\n  admin token    ${token}\n  logs           .paddock/*.log\n\n` +
+      `Next:\n` +
+      `  pnpm cwic auth login ${token} --control-plane-url ${cpUrl} --gateway-url ${gwUrl}\n` +
+      `  pnpm cwic sandbox runner get\n` +
+      `  pnpm cwic sandbox exec $(pnpm -s cwic sandbox create -o name) -- echo hello\n` +
+      `${line}\n(Ctrl-C stops everything)\n`,
+  );
+}
+
+// The embedded default before the controller's local driver exists: declare the `local` runner
+// through the control plane API (the path an admin takes), then run it as a child process.
+async function startRunnerWithoutController(token) {
+  const cluster = await api('POST', `${cpUrl}/v1/clusters`, token, { name: 'local', zone: 'local' });
+  if (cluster.status >= 300) fail(`registering the local cluster failed: ${JSON.stringify(cluster.json)}`);
+  const clusterId = cluster.json.id ?? cluster.json.clusterId;
+  let runner = await api('GET', `${cpUrl}/v1/sandbox/managedRunners/local`, token);
+  if (runner.status === 404) {
+    runner = await api('POST', `${cpUrl}/v1/sandbox/managedRunners`, token, {
+      displayName: 'Local runner (this machine)',
+      identity: { runnerId: 'local', zone: 'local', clusterId },
+      spec: { releaseChannel: 'RELEASE_CHANNEL_STABLE' },
+    });
+    if (runner.status >= 300) fail(`declaring the local runner failed: ${JSON.stringify(runner.json)}`);
+  }
+  const who = await api('GET', `${cpUrl}/v1/auth/whoami`, token);
+  const organizationId = who.json?.organizationId ?? runner.json?.organizationId;
+  const configFile = join(stateDir, 'runner-local.yaml');
+  const r = runner.json;
+  writeFileSync(
+    configFile,
+    JSON.stringify({ runnerId: 'local', revision: r.targetRevision ?? 1, policy: r.policy ?? null, policyEtag: r.etag ?? null }, null, 2),
+  );
+  say('starting local runner...');
+  startProcess('runner', [join(root, 'apps/runner/dist/main.js')], {
+    PADDOCK_RUNNER_ID: 'local',
+    PADDOCK_ORGANIZATION_ID: organizationId,
+    PADDOCK_CLUSTER_ID: clusterId,
+    PADDOCK_ZONE: 'local',
+    PADDOCK_RUNNER_BACKEND: 'local',
+    PADDOCK_RUNNER_CONFIG: configFile,
+    PADDOCK_RUNNER_STATE_DIR: join(stateDir, 'runner-local'),
+  });
+}
+
+async function waitForRunner(token) {
+  say('waiting for the local runner to be READY and CONNECTED...');
+  const start = Date.now();
+  for (;;) {
+    const r = await api('GET', `${cpUrl}/v1/sandbox/managedRunners/local`, token).catch(() => undefined);
+    const connected = r?.json?.connectionStatus === 'RUNNER_CONNECTED' || r?.json?.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED';
+    const ready = r?.json?.installStatus === 'RUNNER_INSTALL_STATUS_READY' || !has('controller');
+    if (connected && ready) return;
+    if (Date.now() - start > 90_000) {
+      say(`the local runner is not READY/CONNECTED yet (install ${r?.json?.installStatus}, connection ${r?.json?.connectionStatus}); continuing — see .paddock/*.log`);
+      return;
+    }
+    await new Promise((res) => setTimeout(res, 500));
+  }
+}
+
+main().catch((e) => fail(e instanceof Error ? e.message : String(e)));
