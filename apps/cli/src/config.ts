@@ -27,7 +27,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): CwicConfig {
   if (!existsSync(p)) return {};
   try {
     const parsed: unknown = JSON.parse(readFileSync(p, 'utf8'));
-    return typeof parsed === 'object' && parsed !== null ? (parsed as CwicConfig) : {};
+    return typeof parsed === 'object' && parsed !== null ? (parsed) : {};
   } catch {
     return {};
   }

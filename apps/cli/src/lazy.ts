@@ -1,3 +1,5 @@
+import type * as PolicyModule from '@paddock/policy';
+
 /**
  * Heavy modules load on first use only: `cwic --help` must cost little over a bare `node`
  * (zod-based contracts and the policy engine are not needed to print help).
@@ -7,6 +9,8 @@ export async function loadCase(): Promise<{ snakeToCamelDeep: (v: unknown) => un
   return { snakeToCamelDeep: m.snakeToCamelDeep, camelToSnakeDeep: m.camelToSnakeDeep };
 }
 
-export async function loadPolicyEngine(): Promise<typeof import('@paddock/policy')> {
+type PolicyEngine = typeof PolicyModule;
+
+export async function loadPolicyEngine(): Promise<PolicyEngine> {
   return import('@paddock/policy');
 }

@@ -112,20 +112,22 @@ async function createRunner(ctx: Ctx, runnerId: string | undefined, opts: { file
     if (!ctx.io.stdinIsTTY) throw new UsageError('no input: pass -f FILE (or -f - for stdin), or run interactively on a terminal');
     doc = await createWizard(ctx, runnerId);
   }
-  const identity = isRecord(doc.identity) ? { ...doc.identity } : {};
+  const identity: Record<string, unknown> = isRecord(doc.identity) ? { ...doc.identity } : {};
+  const fileRunnerId = typeof identity.runnerId === 'string' ? identity.runnerId : undefined;
   if (runnerId) {
-    if (identity.runnerId && identity.runnerId !== runnerId) {
-      throw new UsageError(`runner id "${runnerId}" does not match identity.runner_id "${String(identity.runnerId)}" in the file`);
+    if (fileRunnerId && fileRunnerId !== runnerId) {
+      throw new UsageError(`runner id "${runnerId}" does not match identity.runner_id "${fileRunnerId}" in the file`);
     }
     identity.runnerId = runnerId;
   }
-  if (!identity.runnerId) throw new UsageError('a runner id is required: cwic sandbox runner create RUNNER-ID -f FILE');
+  const effectiveId = runnerId ?? fileRunnerId;
+  if (!effectiveId) throw new UsageError('a runner id is required: cwic sandbox runner create RUNNER-ID -f FILE');
   const requestId = opts.requestId ?? (typeof doc.requestId === 'string' ? doc.requestId : randomUUID());
   if (Buffer.byteLength(requestId) > 128) throw new UsageError('--request-id must be at most 128 bytes');
   const body = { ...doc, identity, requestId };
   const created = await ctx
     .controlPlane()
-    .request<ManagedRunner>(`creating runner ${String(identity.runnerId)}`, 'POST', `/v1/sandbox/managedRunners?requestId=${enc(requestId)}`, body);
+    .request<ManagedRunner>(`creating runner ${effectiveId}`, 'POST', `/v1/sandbox/managedRunners?requestId=${enc(requestId)}`, body);
   if (format) return printRunners(ctx, [created], format);
   ctx.out(`runner/${created.identity.runnerId} created (install ${shortEnum(created.installStatus, 'RUNNER_INSTALL_STATUS_')}); follow with: cwic sandbox runner describe ${created.identity.runnerId}`);
 }
@@ -232,10 +234,10 @@ export function editTemplate(r: ManagedRunner): string {
 }
 
 async function submitPatch(ctx: Ctx, runnerId: string, plan: PlannedPatch, opts: { etag?: string; current?: ManagedRunner; skipUnchanged: boolean }): Promise<ManagedRunner | undefined> {
-  if (plan.identityRefs.runnerId !== undefined && plan.identityRefs.runnerId !== runnerId) {
-    throw new UsageError(`the file is for runner "${String(plan.identityRefs.runnerId)}", not "${runnerId}"`);
+  const fileRunner = plan.identityRefs.runnerId;
+  if (typeof fileRunner === 'string' && fileRunner !== runnerId) {
+    throw new UsageError(`the file is for runner "${fileRunner}", not "${runnerId}"`);
   }
-  let result: ManagedRunner | undefined;
   if (plan.legacyManagedSpec) {
     const flat = Object.keys(plan.legacyManagedSpec).map((k) => `managedSpec.${k}`);
     await ctx.controlPlane().request(`updating runner`, 'PATCH', `/v1beta2/sandbox/managed-runners/${enc(runnerId)}`, {
@@ -259,10 +261,9 @@ async function submitPatch(ctx: Ctx, runnerId: string, plan: PlannedPatch, opts:
     mask = mask.filter((p) => changed.has(p));
     if (mask.length === 0) return undefined;
   }
-  result = await ctx
+  return ctx
     .controlPlane()
     .request<ManagedRunner>('updating runner', 'PATCH', `/v1/sandbox/managedRunners/${enc(runnerId)}?updateMask=${enc(mask.join(','))}`, body);
-  return result;
 }
 
 async function editRunner(ctx: Ctx, runnerId: string, opts: { file?: string; printTemplate?: boolean; etag?: string; output?: string }): Promise<void> {
@@ -380,7 +381,7 @@ async function planApply(ctx: Ctx, file: string, runnerIdArg?: string): Promise<
     patchDoc.identity = { runnerId, ...(zone !== undefined ? { zone } : {}), ...(runnerGroupId !== undefined ? { runnerGroupId } : {}) };
   }
   const plan = planPatch(patchDoc);
-  const diffs = current ? changedPaths(plan, current as unknown as Record<string, unknown>) : [];
+  const diffs = current ? changedPaths(plan, current) : [];
   return { runnerId, doc, current, plan, diffs };
 }
 

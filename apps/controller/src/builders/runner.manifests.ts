@@ -1,0 +1,177 @@
+import { runnerConfigOf, type DesiredRunner } from '../desired';
+import {
+  ANNOTATION_REVISION,
+  LABEL_COMPONENT,
+  LABEL_MANAGED_BY,
+  LABEL_ORG,
+  LABEL_RUNNER,
+  LABEL_RUNNER_UID,
+  runnerConfigMapName,
+  runnerName,
+  runnerNamespace,
+  sandboxNamespace,
+} from './names';
+
+/** A Kubernetes object as the builders emit it (plain JSON, applied with server-side apply). */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [field: string]: unknown;
+}
+
+export interface BuildOptions {
+  /** NATS URL the runner pods use to reach the platform. */
+  natsUrl: string;
+}
+
+const CONFIG_MOUNT = '/etc/paddock';
+const CONFIG_FILE = 'runner.json';
+
+function commonLabels(d: DesiredRunner, component: string): Record<string, string> {
+  return {
+    [LABEL_RUNNER]: d.runnerId,
+    [LABEL_RUNNER_UID]: d.uid,
+    [LABEL_ORG]: d.organizationId,
+    [LABEL_COMPONENT]: component,
+    [LABEL_MANAGED_BY]: 'paddock-controller',
+    'app.kubernetes.io/part-of': 'paddock',
+  };
+}
+
+function parseAffinity(json: string | undefined): unknown {
+  if (!json) return undefined;
+  try {
+    const v: unknown = JSON.parse(json);
+    // `{}` clears every rule (seed 001): an empty affinity object is valid Kubernetes.
+    return typeof v === 'object' && v !== null ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function resources(d: DesiredRunner): Record<string, Record<string, string>> {
+  const r = d.deploymentSpec.resources;
+  const requests: Record<string, string> = {};
+  const limits: Record<string, string> = {};
+  if (r.cpuRequest) requests.cpu = r.cpuRequest;
+  if (r.memoryRequest) requests.memory = r.memoryRequest;
+  if (r.cpuLimit) limits.cpu = r.cpuLimit;
+  if (r.memoryLimit) limits.memory = r.memoryLimit;
+  return { ...(Object.keys(requests).length ? { requests } : {}), ...(Object.keys(limits).length ? { limits } : {}) };
+}
+
+/**
+ * Every object a runner needs in its cluster, in apply order. Pure: the same desired runner always
+ * yields the same objects, so re-applying is a no-op and drift is corrected by the next reconcile.
+ */
+export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeObject[] {
+  const ns = runnerNamespace(d.runnerId);
+  const sbNs = sandboxNamespace(d.runnerId);
+  const name = runnerName(d.runnerId);
+  const labels = commonLabels(d, 'runner');
+  const spec = d.deploymentSpec;
+  const podLabels = { ...spec.labels, ...labels };
+  const env = [
+    ...Object.entries(spec.env)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => ({ name: k, value: v })),
+    { name: 'PADDOCK_RUNNER_ID', value: d.runnerId },
+    { name: 'PADDOCK_ORGANIZATION_ID', value: d.organizationId },
+    { name: 'PADDOCK_CLUSTER_ID', value: d.clusterId },
+    { name: 'PADDOCK_ZONE', value: d.zone },
+    { name: 'PADDOCK_RUNNER_GROUP_ID', value: d.runnerGroupId },
+    { name: 'PADDOCK_RUNNER_BACKEND', value: 'kubernetes' },
+    { name: 'PADDOCK_RUNNER_CONFIG', value: `${CONFIG_MOUNT}/${CONFIG_FILE}` },
+    { name: 'PADDOCK_SANDBOX_NAMESPACE', value: sbNs },
+    { name: 'NATS_URL', value: opts.natsUrl },
+  ];
+  const affinity = parseAffinity(spec.affinity);
+  const deployment: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: ns, labels, annotations: { ...spec.annotations, [ANNOTATION_REVISION]: String(d.targetRevision) } },
+    spec: {
+      replicas: spec.scaling.replicas ?? 1,
+      selector: { matchLabels: { [LABEL_RUNNER]: d.runnerId, [LABEL_COMPONENT]: 'runner' } },
+      strategy: { type: 'Recreate' },
+      template: {
+        metadata: {
+          labels: podLabels,
+          // The revision annotation makes a rollout restart the pods; the policy does NOT: the
+          // runner watches its mounted config file, and running sandboxes keep their spec.
+          annotations: { ...spec.annotations, [ANNOTATION_REVISION]: String(d.targetRevision) },
+        },
+        spec: {
+          serviceAccountName: name,
+          automountServiceAccountToken: true,
+          ...(Object.keys(spec.nodeSelector).length ? { nodeSelector: spec.nodeSelector } : {}),
+          ...(spec.tolerations.length ? { tolerations: spec.tolerations } : {}),
+          ...(affinity ? { affinity } : {}),
+          securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'runner',
+              image: d.targetImage,
+              imagePullPolicy: spec.imagePullPolicy || 'IfNotPresent',
+              args: spec.args,
+              env,
+              resources: resources(d),
+              volumeMounts: [{ name: 'config', mountPath: CONFIG_MOUNT, readOnly: true }],
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ['ALL'] },
+              },
+            },
+          ],
+          volumes: [{ name: 'config', configMap: { name: runnerConfigMapName(d.runnerId) } }],
+        },
+      },
+    },
+  };
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } },
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name: sbNs,
+        labels: {
+          ...commonLabels(d, 'sandboxes'),
+          // Second, independent gate: even a bug in the pod builder cannot admit a privileged pod.
+          'pod-security.kubernetes.io/enforce': 'restricted',
+          'pod-security.kubernetes.io/enforce-version': 'latest',
+          'pod-security.kubernetes.io/audit': 'restricted',
+          'pod-security.kubernetes.io/warn': 'restricted',
+        },
+      },
+    },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns, labels } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name, namespace: sbNs, labels },
+      // Least privilege: the runner manages sandbox pods and their network policies, nothing else.
+      rules: [
+        { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete', 'get', 'list', 'watch', 'patch'] },
+        { apiGroups: [''], resources: ['pods/exec', 'pods/log'], verbs: ['create', 'get'] },
+        { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['create', 'delete', 'get', 'list', 'patch'] },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name, namespace: sbNs, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: runnerConfigMapName(d.runnerId), namespace: ns, labels },
+      data: { [CONFIG_FILE]: `${JSON.stringify(runnerConfigOf(d), null, 2)}\n` },
+    },
+    deployment,
+  ];
+}
