@@ -43,12 +43,12 @@ type PodSpecLoose = { nodeSelector: unknown; tolerations: { key: string }[]; aff
 
 function validate(o: KubeObject): void {
   const ctor: Record<string, new (x: never) => { validate(): void }> = {
-    Namespace: Namespace as never,
-    ServiceAccount: ServiceAccount as never,
-    ConfigMap: ConfigMap as never,
-    Deployment: Deployment as never,
-    Role: Role as never,
-    RoleBinding: RoleBinding as never,
+    Namespace: Namespace,
+    ServiceAccount: ServiceAccount,
+    ConfigMap: ConfigMap,
+    Deployment: Deployment,
+    Role: Role,
+    RoleBinding: RoleBinding,
   };
   const C = ctor[o.kind];
   if (!C) throw new Error(`no schema for ${o.kind}`);
@@ -74,10 +74,11 @@ describe('runner manifest builders', () => {
     const pod = dep.spec.template.spec;
     expect(pod.nodeSelector).toEqual({ 'node-pool': 'system' });
     expect(pod.tolerations[0]).toMatchObject({ key: 'dedicated', effect: 'NoSchedule' });
-    expect(pod.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight).toBe(100);
-    expect(pod.containers[0].resources).toEqual({ requests: { cpu: '1', memory: '2Gi' }, limits: { cpu: '4', memory: '8Gi' } });
-    expect(pod.containers[0].env).toContainEqual({ name: 'LOG_LEVEL', value: 'info' });
-    expect(pod.containers[0].image).toBe('paddock/runner:0.2.0');
+    expect(pod.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]?.weight).toBe(100);
+    const c0 = pod.containers[0];
+    expect(c0?.resources).toEqual({ requests: { cpu: '1', memory: '2Gi' }, limits: { cpu: '4', memory: '8Gi' } });
+    expect(c0?.env).toContainEqual({ name: 'LOG_LEVEL', value: 'info' });
+    expect(c0?.image).toBe('paddock/runner:0.2.0');
     expect(dep.spec.template.metadata.annotations['paddock.dev/revision']).toBe('2');
   });
 
