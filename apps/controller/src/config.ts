@@ -1,0 +1,31 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+
+const Env = z.object({
+  DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/paddock'),
+  NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  PADDOCK_CONTROL_PLANE_URL: z.string().default('http://127.0.0.1:8080'),
+  /** An admin token of the organization that owns this cluster. */
+  PADDOCK_API_KEY: z.string().min(1, 'PADDOCK_API_KEY (an admin token of the cluster owner) is required'),
+  PADDOCK_CONTROLLER_DRIVER: z.enum(['local', 'kubernetes']).default('local'),
+  PADDOCK_CLUSTER_NAME: z.string().default('local'),
+  PADDOCK_ZONE: z.string().default('local'),
+  PADDOCK_CONTROLLER_ID: z.string().optional(),
+  PADDOCK_CONTROLLER_STATE_DIR: z.string().default(join(process.cwd(), '.paddock', 'controller')),
+  /** Runner entry point for the local driver. */
+  PADDOCK_RUNNER_ENTRY: z.string().default(join(__dirname, '..', '..', 'runner', 'dist', 'main.js')),
+  /** When set, declare a runner with this id on the cluster if none exists (pnpm start). */
+  PADDOCK_DECLARE_DEFAULT_RUNNER: z.string().optional(),
+  /** Full resync period: events are hints, this is the safety net. */
+  PADDOCK_RESYNC_MS: z.coerce.number().int().positive().default(10_000),
+});
+export type ControllerEnv = z.infer<typeof Env>;
+
+export function parseEnv(env: NodeJS.ProcessEnv): ControllerEnv {
+  const r = Env.safeParse(env);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid controller configuration:\n${lines.join('\n')}`);
+  }
+  return r.data;
+}

@@ -1,0 +1,117 @@
+import { hostname } from 'node:os';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { RUNNER_STREAM_TYPE, subjects, type RunnerInstallReport } from '@paddock/contracts';
+import { createPostgresDb, Processor } from '@paddock/event-store';
+import type { Kysely } from 'kysely';
+import type { ControllerEnv } from './config';
+import { ControlPlaneClient } from './cp-client';
+import { DesiredSource, type CpRunnersTable } from './desired-source';
+import type { ClusterDriver } from './drivers/driver';
+import { LocalDriver } from './drivers/local.driver';
+import { HeartbeatTracker } from './heartbeats';
+import { RunnerReconciler } from './reconcile/runner.reconciler';
+import { WorkQueue } from './reconcile/work-queue';
+
+export interface ControllerHandle {
+  clusterId: string;
+  organizationId: string;
+  reconciler: RunnerReconciler;
+  queue: WorkQueue;
+  /** Resolves when every runner has been reconciled once after the call. */
+  resync(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type Log = (msg: string, fields?: Record<string, unknown>) => void;
+
+/**
+ * Wires one controller: registers its cluster, follows the runner event log (hints), reconciles
+ * each runner of its cluster with the driver, and reports install status over NATS.
+ */
+export async function startController(env: ControllerEnv, opts: { driver?: (nc: NatsConnection, hb: HeartbeatTracker) => ClusterDriver; log?: Log } = {}): Promise<ControllerHandle> {
+  const log: Log = opts.log ?? ((msg, fields) => process.stdout.write(`${JSON.stringify({ level: 'info', msg, ...fields, time: new Date().toISOString() })}\n`));
+  const cp = new ControlPlaneClient(env.PADDOCK_CONTROL_PLANE_URL, env.PADDOCK_API_KEY);
+  const cluster = await cp.registerCluster(env.PADDOCK_CLUSTER_NAME, env.PADDOCK_ZONE);
+  const organizationId = cluster.organizationId ?? (await cp.whoami()).organizationId;
+  const controllerId = env.PADDOCK_CONTROLLER_ID ?? `${hostname()}-${process.pid}`;
+  // A newer controller instance always carries a larger token: the control plane drops reports of
+  // an instance that was paused and resumed after a successor started (fencing).
+  const fencingToken = Date.now();
+  log('Controller starting', { clusterId: cluster.id, cluster: env.PADDOCK_CLUSTER_NAME, driver: env.PADDOCK_CONTROLLER_DRIVER, controllerId });
+
+  const nc = await connect({ servers: env.NATS_URL, name: `paddock-controller-${controllerId}`, maxReconnectAttempts: -1 });
+  const db = createPostgresDb<CpRunnersTable>(env.DATABASE_URL, { max: 4, applicationName: 'paddock-controller' });
+  const source = new DesiredSource(db, cluster.id);
+  // The heartbeat tracker exists before the queue (the driver needs it), so it reaches the queue late.
+  const queueRef: { current?: WorkQueue } = {};
+  const uidByRunnerId = new Map<string, string>();
+  const heartbeats = new HeartbeatTracker(
+    () => cluster.id,
+    (runnerId) => {
+      const uid = uidByRunnerId.get(runnerId);
+      if (uid) queueRef.current?.add(uid);
+    },
+  );
+  heartbeats.start(nc);
+  const driver =
+    opts.driver?.(nc, heartbeats) ??
+    new LocalDriver({ stateDir: env.PADDOCK_CONTROLLER_STATE_DIR, runnerEntry: env.PADDOCK_RUNNER_ENTRY, natsUrl: env.NATS_URL, heartbeats });
+  const sink = {
+    publish: async (report: RunnerInstallReport): Promise<void> => {
+      nc.publish(subjects.installReport(cluster.id), JSON.stringify(report));
+      await nc.flush();
+      log('Install status reported', { runnerId: report.runnerId, installStatus: report.installStatus, activeRevision: report.activeRevision, gone: report.gone });
+    },
+  };
+  const reconciler = new RunnerReconciler(source, driver, sink, { clusterId: cluster.id, controllerId, fencingToken: () => fencingToken, now: () => new Date(), log });
+  const q = new WorkQueue((uid) => reconciler.reconcile(uid), { onError: (uid, e) => log('Reconcile failed', { uid, error: e instanceof Error ? e.message : String(e) }) });
+  queueRef.current = q;
+
+  const resync = async (): Promise<void> => {
+    if (!(await source.ready())) return;
+    for (const d of await source.all()) {
+      uidByRunnerId.set(d.runnerId, d.uid);
+      q.add(d.uid);
+    }
+    await reconciler.collectGarbage();
+    await q.idle();
+  };
+
+  if (env.PADDOCK_DECLARE_DEFAULT_RUNNER) {
+    const r = await cp.ensureRunner(env.PADDOCK_DECLARE_DEFAULT_RUNNER, cluster.id, env.PADDOCK_ZONE);
+    log('Default runner declared', { runnerId: env.PADDOCK_DECLARE_DEFAULT_RUNNER, result: r });
+  }
+
+  // Events are wake-up hints (level-based reconcile): the processor's checkpoint only records how
+  // far the hints have been read; a crash between hint and reconcile is healed by the resync below.
+  const processor = new Processor(db as unknown as Kysely<never>, {
+    processorId: `controller-${cluster.id}`,
+    streamTypes: [RUNNER_STREAM_TYPE],
+    owner: controllerId,
+    handle: async (_trx, events) => {
+      for (const e of events) q.add(e.streamId.slice(RUNNER_STREAM_TYPE.length + 1));
+    },
+    onError: (e) => log('Event log consumer error', { error: e instanceof Error ? e.message : String(e) }),
+  });
+  if (await source.ready()) await processor.start();
+  await resync();
+  const timer = setInterval(() => void resync().catch((e: unknown) => log('Resync failed', { error: String(e) })), env.PADDOCK_RESYNC_MS);
+  timer.unref();
+
+  return {
+    clusterId: cluster.id,
+    organizationId,
+    reconciler,
+    queue: q,
+    resync,
+    async stop() {
+      clearInterval(timer);
+      q.stop();
+      heartbeats.stop();
+      await processor.stop();
+      await driver.close();
+      await nc.drain();
+      await db.destroy();
+    },
+  };
+}

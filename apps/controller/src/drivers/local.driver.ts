@@ -1,0 +1,224 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runnerConfigOf, type DesiredRunner } from '../desired';
+import type { Diagnosis } from '../reconcile/diagnosis';
+import type { ClusterDriver } from './driver';
+
+/** Last heartbeat seen per runner id (fed by the controller's NATS subscription). */
+export interface HeartbeatView {
+  last(runnerId: string): { revision: number; health: string; receivedAt: number; intervalMs: number } | undefined;
+}
+
+export interface LocalDriverOptions {
+  /** Where runner config files, pid files and logs live (one folder per runner). */
+  stateDir: string;
+  /** The runner's compiled entry point (`apps/runner/dist/main.js`). */
+  runnerEntry: string;
+  natsUrl: string;
+  heartbeats: HeartbeatView;
+  /** Extra environment for runner processes. */
+  env?: Record<string, string>;
+  now?: () => number;
+}
+
+interface ProcessRecord {
+  pid: number;
+  revision: number;
+  uid: string;
+  startedAt: number;
+  /** Start times of recent launches, to recognise a crash loop. */
+  launches: number[];
+}
+
+const CRASH_WINDOW_MS = 60_000;
+const CRASH_LAUNCHES = 4;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A recycled pid must not be mistaken for our runner: check it is still a node running the entry.
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.js');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The embedded default "cluster": this machine. Each runner is a detached child process (it
+ * outlives a controller restart and is adopted through its pid file), started with a config file
+ * the runner watches; a new target revision restarts it, a policy edit only rewrites the file.
+ */
+export class LocalDriver implements ClusterDriver {
+  readonly kind = 'local' as const;
+
+  constructor(private readonly opts: LocalDriverOptions) {
+    mkdirSync(join(opts.stateDir, 'runners'), { recursive: true });
+  }
+
+  private dir(runnerId: string): string {
+    return join(this.opts.stateDir, 'runners', runnerId);
+  }
+
+  private readRecord(runnerId: string): ProcessRecord | undefined {
+    const f = join(this.dir(runnerId), 'process.json');
+    if (!existsSync(f)) return undefined;
+    try {
+      return JSON.parse(readFileSync(f, 'utf8')) as ProcessRecord;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private writeAtomic(file: string, content: string): void {
+    const tmp = `${file}.tmp-${process.pid}`;
+    writeFileSync(tmp, content, { mode: 0o600 });
+    renameSync(tmp, file);
+  }
+
+  private now(): number {
+    return this.opts.now?.() ?? Date.now();
+  }
+
+  async apply(d: DesiredRunner): Promise<void> {
+    const dir = this.dir(d.runnerId);
+    mkdirSync(dir, { recursive: true });
+    const configFile = join(dir, 'config.json');
+    const config = `${JSON.stringify(runnerConfigOf(d), null, 2)}\n`;
+    // Rewrite only on change: the runner watches this file, and rename keeps the swap atomic.
+    if (!existsSync(configFile) || readFileSync(configFile, 'utf8') !== config) this.writeAtomic(configFile, config);
+    const rec = this.readRecord(d.runnerId);
+    if (rec && alive(rec.pid)) {
+      if (rec.revision === d.targetRevision && rec.uid === d.uid) return;
+      await this.stopProcess(rec.pid);
+    }
+    const launches = (rec?.launches ?? []).filter((t) => this.now() - t < CRASH_WINDOW_MS);
+    if (launches.length >= CRASH_LAUNCHES) return; // crash loop: observe() reports it; back off
+    const log = openSync(join(dir, 'runner.log'), 'a');
+    const child = spawn(process.execPath, [this.opts.runnerEntry], {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: {
+        ...process.env,
+        ...this.opts.env,
+        NATS_URL: this.opts.natsUrl,
+        PADDOCK_RUNNER_ID: d.runnerId,
+        PADDOCK_ORGANIZATION_ID: d.organizationId,
+        PADDOCK_CLUSTER_ID: d.clusterId,
+        PADDOCK_ZONE: d.zone,
+        PADDOCK_RUNNER_GROUP_ID: d.runnerGroupId,
+        PADDOCK_RUNNER_BACKEND: 'local',
+        PADDOCK_RUNNER_CONFIG: configFile,
+        PADDOCK_RUNNER_STATE_DIR: join(dir, 'state'),
+      },
+    });
+    closeSync(log);
+    child.unref();
+    if (!child.pid) throw new Error(`could not start runner ${d.runnerId}`);
+    this.writeAtomic(
+      join(dir, 'process.json'),
+      JSON.stringify({ pid: child.pid, revision: d.targetRevision, uid: d.uid, startedAt: this.now(), launches: [...launches, this.now()] } satisfies ProcessRecord),
+    );
+  }
+
+  async observe(d: DesiredRunner): Promise<Diagnosis> {
+    const rec = this.readRecord(d.runnerId);
+    const now = this.now();
+    if (!rec || !alive(rec.pid)) {
+      const recent = (rec?.launches ?? []).filter((t) => now - t < CRASH_WINDOW_MS);
+      if (recent.length >= CRASH_LAUNCHES) {
+        const logTail = this.logTail(d.runnerId);
+        return {
+          installStatus: 'RUNNER_INSTALL_STATUS_FAILED',
+          installError: {
+            reason: 'CrashLoopBackOff',
+            message: `the runner process exited ${recent.length} times in the last minute`,
+            remediationHints: [`Read the runner log: ${join(this.dir(d.runnerId), 'runner.log')}`, 'Check that bubblewrap is installed and cgroups are writable (pnpm start checks both)'],
+            diagnosticDetail: logTail,
+            occurredAt: new Date(now).toISOString(),
+          },
+        };
+      }
+      return { installStatus: 'RUNNER_INSTALL_STATUS_PROVISIONING' };
+    }
+    const hb = this.opts.heartbeats.last(d.runnerId);
+    const fresh = hb && now - hb.receivedAt < hb.intervalMs * 3;
+    if (fresh && hb.revision === d.targetRevision && hb.health !== 'UNHEALTHY') {
+      return { installStatus: 'RUNNER_INSTALL_STATUS_READY', activeRevision: rec.revision };
+    }
+    return { installStatus: 'RUNNER_INSTALL_STATUS_PROVISIONING' };
+  }
+
+  async teardown(runnerId: string, _uid: string): Promise<boolean> {
+    const dir = this.dir(runnerId);
+    if (!existsSync(dir)) return true;
+    const rec = this.readRecord(runnerId);
+    if (rec && alive(rec.pid)) await this.stopProcess(rec.pid);
+    // The runner's sandboxes outlive the runner process by design (adoption after a restart), so
+    // deletion asks the runner binary to decommission: reap every sandbox, then exit.
+    const code = await this.runDecommission(runnerId, join(dir, 'config.json'), join(dir, 'state'));
+    if (code !== 0) return false;
+    rmSync(dir, { recursive: true, force: true });
+    return true;
+  }
+
+  async listDeployed(): Promise<{ runnerId: string; uid: string }[]> {
+    const base = join(this.opts.stateDir, 'runners');
+    if (!existsSync(base)) return [];
+    return readdirSync(base)
+      .map((runnerId) => ({ runnerId, uid: this.readRecord(runnerId)?.uid ?? '' }))
+      .filter((r) => r.uid !== '');
+  }
+
+  async close(): Promise<void> {}
+
+  private logTail(runnerId: string): string {
+    try {
+      const text = readFileSync(join(this.dir(runnerId), 'runner.log'), 'utf8');
+      return text.slice(-2000);
+    } catch {
+      return '';
+    }
+  }
+
+  private async stopProcess(pid: number): Promise<void> {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      return;
+    }
+    const deadline = this.now() + 10_000;
+    while (alive(pid) && this.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    if (alive(pid)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+
+  private runDecommission(runnerId: string, configFile: string, stateDir: string): Promise<number> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, [this.opts.runnerEntry], {
+        stdio: 'ignore',
+        env: {
+          ...process.env,
+          ...this.opts.env,
+          NATS_URL: this.opts.natsUrl,
+          PADDOCK_RUNNER_ID: runnerId,
+          PADDOCK_RUNNER_CONFIG: configFile,
+          PADDOCK_RUNNER_STATE_DIR: stateDir,
+          PADDOCK_RUNNER_BACKEND: 'local',
+          PADDOCK_RUNNER_MODE: 'decommission',
+        },
+      });
+      child.on('exit', (code) => resolve(code ?? 1));
+      child.on('error', () => resolve(1));
+    });
+  }
+}
