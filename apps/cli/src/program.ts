@@ -57,7 +57,8 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
       return EXIT.usage;
     }
     if (e instanceof CliError) {
-      io.stderr(`Error: ${e.message}\n`);
+      // An empty message carries a command's own exit code (`cwic sandbox exec` passes it through).
+      if (e.message) io.stderr(`Error: ${e.message}\n`);
       return e.exitCode;
     }
     io.stderr(`Error: ${e instanceof Error ? e.message : String(e)}\n`);

@@ -210,19 +210,20 @@ async function describeRunner(ctx: Ctx, runnerId: string, opts: { output?: strin
 }
 
 /** The mutable settings, the policy and its etag, together (the seeds' safe edit path). */
-export function editTemplate(r: ManagedRunner): string {
-  const doc = {
+export async function editTemplate(r: ManagedRunner): Promise<string> {
+  const { camelToSnakeDeep } = await loadCase();
+  const doc = camelToSnakeDeep({
     etag: r.etag,
-    display_name: r.displayName,
-    identity: { runner_id: r.identity.runnerId, zone: r.identity.zone, runner_group_id: r.identity.runnerGroupId },
+    displayName: r.displayName,
+    identity: { runnerId: r.identity.runnerId, zone: r.identity.zone, runnerGroupId: r.identity.runnerGroupId },
     spec: {
-      release_channel: r.spec.releaseChannel,
-      maintenance_policy: r.spec.maintenancePolicy,
+      releaseChannel: r.spec.releaseChannel,
+      maintenancePolicy: r.spec.maintenancePolicy,
       overrides: r.spec.overrides,
-      enforce_resource_limits: r.spec.enforceResourceLimits,
+      enforceResourceLimits: r.spec.enforceResourceLimits,
     },
     policy: r.policy,
-  };
+  });
   return (
     `# Mutable settings of runner ${r.identity.runnerId}. Submit with:\n` +
     `#   cwic sandbox runner edit ${r.identity.runnerId} -f <this file>\n` +
@@ -267,7 +268,7 @@ async function submitPatch(ctx: Ctx, runnerId: string, plan: PlannedPatch, opts:
 }
 
 async function editRunner(ctx: Ctx, runnerId: string, opts: { file?: string; printTemplate?: boolean; etag?: string; output?: string }): Promise<void> {
-  if (opts.printTemplate) return ctx.out(editTemplate(await fetchRunner(ctx, runnerId)));
+  if (opts.printTemplate) return ctx.out(await editTemplate(await fetchRunner(ctx, runnerId)));
   let doc: Record<string, unknown>;
   let current: ManagedRunner | undefined;
   if (opts.file) {
@@ -275,7 +276,7 @@ async function editRunner(ctx: Ctx, runnerId: string, opts: { file?: string; pri
   } else {
     if (!ctx.io.stdinIsTTY) throw new UsageError('no input: pass -f FILE (or -f -), or run interactively on a terminal');
     current = await fetchRunner(ctx, runnerId);
-    const edited = ctx.editText(editTemplate(current));
+    const edited = ctx.editText(await editTemplate(current));
     const parsed = parseDocument(edited, 'editor');
     if (!isRecord(parsed)) throw new UsageError('the edited document must be a mapping');
     const { snakeToCamelDeep } = await loadCase();
