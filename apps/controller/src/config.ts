@@ -16,6 +16,8 @@ const Env = z.object({
   PADDOCK_RUNNER_ENTRY: z.string().default(join(__dirname, '..', '..', 'runner', 'dist', 'main.js')),
   /** When set, declare a runner with this id on the cluster if none exists (pnpm start). */
   PADDOCK_DECLARE_DEFAULT_RUNNER: z.string().optional(),
+  /** Namespace of the leader-election Lease (Kubernetes driver). */
+  PADDOCK_LEASE_NAMESPACE: z.string().default('paddock-system'),
   /** Full resync period: events are hints, this is the safety net. */
   PADDOCK_RESYNC_MS: z.coerce.number().int().positive().default(10_000),
 });

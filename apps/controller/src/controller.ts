@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { RUNNER_STREAM_TYPE, subjects, type RunnerInstallReport } from '@paddock/contracts';
 import { createPostgresDb, Processor } from '@paddock/event-store';
@@ -7,7 +8,9 @@ import type { ControllerEnv } from './config';
 import { ControlPlaneClient } from './cp-client';
 import { DesiredSource, type CpRunnersTable } from './desired-source';
 import type { ClusterDriver } from './drivers/driver';
+import { KubernetesDriver } from './drivers/kubernetes.driver';
 import { LocalDriver } from './drivers/local.driver';
+import { LeaseElector } from './lease';
 import { HeartbeatTracker } from './heartbeats';
 import { RunnerReconciler } from './reconcile/runner.reconciler';
 import { WorkQueue } from './reconcile/work-queue';
@@ -28,15 +31,30 @@ export type Log = (msg: string, fields?: Record<string, unknown>) => void;
  * Wires one controller: registers its cluster, follows the runner event log (hints), reconciles
  * each runner of its cluster with the driver, and reports install status over NATS.
  */
-export async function startController(env: ControllerEnv, opts: { driver?: (nc: NatsConnection, hb: HeartbeatTracker) => ClusterDriver; log?: Log } = {}): Promise<ControllerHandle> {
+export interface StartOptions {
+  driver?: (nc: NatsConnection, hb: HeartbeatTracker) => ClusterDriver;
+  /** Kubernetes driver: the cluster to talk to (default: in-cluster config, else KUBECONFIG). */
+  kubeConfig?: KubeConfig;
+  log?: Log;
+}
+
+function defaultKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  return kc;
+}
+
+export async function startController(env: ControllerEnv, opts: StartOptions = {}): Promise<ControllerHandle> {
   const log: Log = opts.log ?? ((msg, fields) => process.stdout.write(`${JSON.stringify({ level: 'info', msg, ...fields, time: new Date().toISOString() })}\n`));
   const cp = new ControlPlaneClient(env.PADDOCK_CONTROL_PLANE_URL, env.PADDOCK_API_KEY);
   const cluster = await cp.registerCluster(env.PADDOCK_CLUSTER_NAME, env.PADDOCK_ZONE);
   const organizationId = cluster.organizationId ?? (await cp.whoami()).organizationId;
   const controllerId = env.PADDOCK_CONTROLLER_ID ?? `${hostname()}-${process.pid}`;
-  // A newer controller instance always carries a larger token: the control plane drops reports of
-  // an instance that was paused and resumed after a successor started (fencing).
-  const fencingToken = Date.now();
+  // Local driver: a newer controller instance always carries a larger token, so the control plane
+  // drops reports of an instance that was paused and resumed after a successor started. Kubernetes
+  // driver: the Lease term (leaseTransitions) plays that role.
+  const startToken = Date.now();
   log('Controller starting', { clusterId: cluster.id, cluster: env.PADDOCK_CLUSTER_NAME, driver: env.PADDOCK_CONTROLLER_DRIVER, controllerId });
 
   const nc = await connect({ servers: env.NATS_URL, name: `paddock-controller-${controllerId}`, maxReconnectAttempts: -1 });
@@ -53,9 +71,31 @@ export async function startController(env: ControllerEnv, opts: { driver?: (nc: 
     },
   );
   heartbeats.start(nc);
+  const kubernetes = env.PADDOCK_CONTROLLER_DRIVER === 'kubernetes';
+  const kc = kubernetes ? (opts.kubeConfig ?? defaultKubeConfig()) : undefined;
   const driver =
     opts.driver?.(nc, heartbeats) ??
-    new LocalDriver({ stateDir: env.PADDOCK_CONTROLLER_STATE_DIR, runnerEntry: env.PADDOCK_RUNNER_ENTRY, natsUrl: env.NATS_URL, heartbeats });
+    (kc
+      ? new KubernetesDriver(kc, { natsUrl: env.NATS_URL })
+      : new LocalDriver({ stateDir: env.PADDOCK_CONTROLLER_STATE_DIR, runnerEntry: env.PADDOCK_RUNNER_ENTRY, natsUrl: env.NATS_URL, heartbeats }));
+  const elector = kc
+    ? new LeaseElector(
+        kc,
+        { namespace: env.PADDOCK_LEASE_NAMESPACE, name: `paddock-controller-${cluster.id}`, identity: controllerId },
+        {
+          onLeading: (term) => {
+            log('Leadership acquired', { term });
+            void processor.start().then(() => resync()).catch((e: unknown) => log('Start after election failed', { error: String(e) }));
+          },
+          onLost: () => {
+            log('Leadership lost; stepping down');
+            void processor.stop();
+          },
+        },
+      )
+    : undefined;
+  const fencingToken = (): number => (elector ? elector.fencingToken : startToken);
+  const isLeader = (): boolean => !elector || elector.isLeader;
   const sink = {
     publish: async (report: RunnerInstallReport): Promise<void> => {
       nc.publish(subjects.installReport(cluster.id), JSON.stringify(report));
@@ -63,12 +103,13 @@ export async function startController(env: ControllerEnv, opts: { driver?: (nc: 
       log('Install status reported', { runnerId: report.runnerId, installStatus: report.installStatus, activeRevision: report.activeRevision, gone: report.gone });
     },
   };
-  const reconciler = new RunnerReconciler(source, driver, sink, { clusterId: cluster.id, controllerId, fencingToken: () => fencingToken, now: () => new Date(), log });
-  const q = new WorkQueue((uid) => reconciler.reconcile(uid), { onError: (uid, e) => log('Reconcile failed', { uid, error: e instanceof Error ? e.message : String(e) }) });
+  const reconciler = new RunnerReconciler(source, driver, sink, { clusterId: cluster.id, controllerId, fencingToken, now: () => new Date(), log });
+  // A deposed leader must not write: leadership is checked right before each reconcile.
+  const q = new WorkQueue(async (uid) => (isLeader() ? reconciler.reconcile(uid) : undefined), { onError: (uid, e) => log('Reconcile failed', { uid, error: e instanceof Error ? e.message : String(e) }) });
   queueRef.current = q;
 
   const resync = async (): Promise<void> => {
-    if (!(await source.ready())) return;
+    if (!isLeader() || !(await source.ready())) return;
     for (const d of await source.all()) {
       uidByRunnerId.set(d.runnerId, d.uid);
       q.add(d.uid);
@@ -93,8 +134,12 @@ export async function startController(env: ControllerEnv, opts: { driver?: (nc: 
     },
     onError: (e) => log('Event log consumer error', { error: e instanceof Error ? e.message : String(e) }),
   });
-  if (await source.ready()) await processor.start();
-  await resync();
+  if (elector) {
+    elector.start();
+  } else {
+    if (await source.ready()) await processor.start();
+    await resync();
+  }
   const timer = setInterval(() => void resync().catch((e: unknown) => log('Resync failed', { error: String(e) })), env.PADDOCK_RESYNC_MS);
   timer.unref();
 
@@ -106,6 +151,7 @@ export async function startController(env: ControllerEnv, opts: { driver?: (nc: 
     resync,
     async stop() {
       clearInterval(timer);
+      elector?.stop();
       q.stop();
       heartbeats.stop();
       await processor.stop();

@@ -1,0 +1,86 @@
+import { AppsV1Api, CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { buildRunnerObjects } from '../builders/runner.manifests';
+import { FIELD_MANAGER, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUNNER, LABEL_RUNNER_UID, runnerName, runnerNamespace, sandboxNamespace } from '../builders/names';
+import type { DesiredRunner } from '../desired';
+import { diagnoseInstall, type Diagnosis, type ObservedDeployment, type ObservedNode, type ObservedPod } from '../reconcile/diagnosis';
+import type { ClusterDriver } from './driver';
+
+export interface KubernetesDriverOptions {
+  natsUrl: string;
+  now?: () => Date;
+}
+
+function statusCode(e: unknown): number | undefined {
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+async function orUndefinedOn404<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if (statusCode(e) === 404) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * Runners as Deployments: desired objects come from the pure builders and are applied with
+ * server-side apply under one field manager (`paddock-controller`, force = true, so a field another
+ * manager grabbed is taken back instead of flapping between writers).
+ */
+export class KubernetesDriver implements ClusterDriver {
+  readonly kind = 'kubernetes' as const;
+  private readonly objects: KubernetesObjectApi;
+  private readonly core: CoreV1Api;
+  private readonly apps: AppsV1Api;
+
+  constructor(
+    kc: KubeConfig,
+    private readonly opts: KubernetesDriverOptions,
+  ) {
+    this.objects = KubernetesObjectApi.makeApiClient(kc);
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.apps = kc.makeApiClient(AppsV1Api);
+  }
+
+  async apply(d: DesiredRunner): Promise<void> {
+    for (const obj of buildRunnerObjects(d, { natsUrl: this.opts.natsUrl })) {
+      await this.objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+    }
+  }
+
+  async observe(d: DesiredRunner): Promise<Diagnosis> {
+    const ns = runnerNamespace(d.runnerId);
+    const deployment = (await orUndefinedOn404(this.apps.readNamespacedDeployment({ name: runnerName(d.runnerId), namespace: ns }))) as ObservedDeployment | undefined;
+    const pods = (await this.core.listNamespacedPod({ namespace: ns, labelSelector: `${LABEL_RUNNER}=${d.runnerId},${LABEL_COMPONENT}=runner` })).items as ObservedPod[];
+    const nodes = (await this.core.listNode({})).items as ObservedNode[];
+    const events = await this.core.listNamespacedEvent({ namespace: ns });
+    const warnings = events.items.filter((e) => e.type === 'Warning').map((e) => ({ reason: e.reason, message: e.message }));
+    return diagnoseInstall({ deployment, pods, nodes, warnings }, d.targetRevision, this.opts.now?.() ?? new Date());
+  }
+
+  async teardown(runnerId: string, _uid: string): Promise<boolean> {
+    // Sandbox pods first (their namespace's deletion would get there too, but explicitly and at
+    // once: deletion means every sandbox on the runner stops), then both namespaces, which
+    // garbage-collects everything else the runner owns.
+    const sb = sandboxNamespace(runnerId);
+    const rn = runnerNamespace(runnerId);
+    await orUndefinedOn404(this.core.deleteCollectionNamespacedPod({ namespace: sb, labelSelector: `${LABEL_RUNNER}=${runnerId}`, gracePeriodSeconds: 0 }));
+    for (const name of [sb, rn]) {
+      const existing = await orUndefinedOn404(this.core.readNamespace({ name }));
+      if (existing && !existing.metadata?.deletionTimestamp) await orUndefinedOn404(this.core.deleteNamespace({ name, propagationPolicy: 'Foreground' }));
+    }
+    const left = await Promise.all([sb, rn].map((name) => orUndefinedOn404(this.core.readNamespace({ name }))));
+    return left.every((x) => x === undefined);
+  }
+
+  async listDeployed(): Promise<{ runnerId: string; uid: string }[]> {
+    const list = await this.core.listNamespace({ labelSelector: `${LABEL_MANAGED_BY}=paddock-controller,${LABEL_COMPONENT}=runner` });
+    return list.items
+      .map((n) => ({ runnerId: n.metadata?.labels?.[LABEL_RUNNER] ?? '', uid: n.metadata?.labels?.[LABEL_RUNNER_UID] ?? '' }))
+      .filter((r) => r.runnerId && r.uid);
+  }
+
+  async close(): Promise<void> {}
+}

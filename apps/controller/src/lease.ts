@@ -1,0 +1,127 @@
+import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+
+export interface LeaseOptions {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationSeconds?: number;
+  renewEveryMs?: number;
+  now?: () => Date;
+}
+
+const code = (e: unknown): number | undefined => {
+  const c = (e as { code?: unknown }).code;
+  return typeof c === 'number' ? c : undefined;
+};
+
+/**
+ * Leader election on a coordination.k8s.io Lease. Every write carries the lease's resourceVersion,
+ * so two candidates can never both win a term; `leaseTransitions` is the term number, used as the
+ * fencing token on install reports (the control plane drops reports from an older term). A leader
+ * that fails to renew before its lease expires steps down at once (`onLost`).
+ */
+export class LeaseElector {
+  private readonly api: CoordinationV1Api;
+  private timer: NodeJS.Timeout | undefined;
+  private leading = false;
+  private term = 0;
+  private lastRenew = 0;
+
+  constructor(
+    kc: KubeConfig,
+    private readonly opts: LeaseOptions,
+    private readonly hooks: { onLeading: (term: number) => void; onLost: () => void },
+  ) {
+    this.api = kc.makeApiClient(CoordinationV1Api);
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  get fencingToken(): number {
+    return this.term;
+  }
+
+  private now(): Date {
+    return this.opts.now?.() ?? new Date();
+  }
+
+  /** One election round; returns whether this instance leads afterwards. */
+  async tryAcquireOrRenew(): Promise<boolean> {
+    const duration = this.opts.leaseDurationSeconds ?? 15;
+    const now = this.now();
+    let lease: V1Lease | undefined;
+    try {
+      lease = await this.api.readNamespacedLease({ name: this.opts.name, namespace: this.opts.namespace });
+    } catch (e) {
+      if (code(e) !== 404) throw e;
+    }
+    const spec = { holderIdentity: this.opts.identity, leaseDurationSeconds: duration, renewTime: now };
+    try {
+      if (!lease) {
+        await this.api.createNamespacedLease({
+          namespace: this.opts.namespace,
+          body: { metadata: { name: this.opts.name, namespace: this.opts.namespace }, spec: { ...spec, acquireTime: now, leaseTransitions: 1 } },
+        });
+        return this.became(1);
+      }
+      const holder = lease.spec?.holderIdentity;
+      const renewed = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
+      const expired = renewed + (lease.spec?.leaseDurationSeconds ?? duration) * 1000 < now.getTime();
+      if (holder !== this.opts.identity && !expired) return this.lost();
+      const transitions = (lease.spec?.leaseTransitions ?? 0) + (holder === this.opts.identity ? 0 : 1);
+      await this.api.replaceNamespacedLease({
+        name: this.opts.name,
+        namespace: this.opts.namespace,
+        body: {
+          metadata: { name: this.opts.name, namespace: this.opts.namespace, resourceVersion: lease.metadata?.resourceVersion },
+          spec: { ...spec, acquireTime: holder === this.opts.identity ? lease.spec?.acquireTime : (now), leaseTransitions: transitions },
+        },
+      });
+      return this.became(transitions);
+    } catch (e) {
+      // 409: someone else wrote the lease between our read and write; they won this round.
+      if (code(e) === 409) return this.lost();
+      throw e;
+    }
+  }
+
+  private became(term: number): boolean {
+    this.lastRenew = this.now().getTime();
+    if (!this.leading || this.term !== term) {
+      this.leading = true;
+      this.term = term;
+      this.hooks.onLeading(term);
+    }
+    return true;
+  }
+
+  private lost(): boolean {
+    if (this.leading) {
+      this.leading = false;
+      this.hooks.onLost();
+    }
+    return false;
+  }
+
+  start(): void {
+    const tick = async (): Promise<void> => {
+      try {
+        await this.tryAcquireOrRenew();
+      } catch {
+        // Cannot reach the API server: keep leading only while the lease is surely still ours.
+        const duration = (this.opts.leaseDurationSeconds ?? 15) * 1000;
+        if (this.leading && this.now().getTime() - this.lastRenew > duration * 0.8) this.lost();
+      }
+    };
+    void tick();
+    this.timer = setInterval(() => void tick(), this.opts.renewEveryMs ?? 2000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.lost();
+  }
+}
