@@ -1,4 +1,4 @@
-import { AppsV1Api, CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
 import { buildRunnerObjects } from '../builders/runner.manifests';
 import { FIELD_MANAGER, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUNNER, LABEL_RUNNER_UID, runnerName, runnerNamespace, sandboxNamespace } from '../builders/names';
 import type { DesiredRunner } from '../desired';
