@@ -1,32 +1,27 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { freePort, startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
+import { join } from 'node:path';
+import {
+  REPO_ROOT,
+  buildPackages,
+  httpJson,
+  startControlPlaneProcess,
+  startNats,
+  startPostgres,
+  type AppProcess,
+  type ThrowawayNats,
+  type ThrowawayPostgres,
+} from '@paddock/testing';
 
-export const REPO = resolve(__dirname, '..', '..', '..', '..');
-export const CLI_ENTRY = join(REPO, 'apps', 'cli', 'dist', 'cli.js');
-const CP_ENTRY = join(REPO, 'apps', 'control-plane', 'dist', 'main.js');
-
-/** Builds what the black-box tests execute, unless turbo already did (CI runs build first). */
-export function ensureBuilt(): void {
-  if (existsSync(CLI_ENTRY) && existsSync(CP_ENTRY) && process.env.CI) return;
-  // The control plane's dependency closure covers the CLI's runtime imports (contracts, policy).
-  const r = spawnSync('pnpm', ['exec', 'turbo', 'run', 'build', '--filter=@paddock/control-plane...', '--output-logs=errors-only'], {
-    cwd: REPO,
-    stdio: 'inherit',
-    env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
-  });
-  if (r.status !== 0) throw new Error('build failed');
-  const cli = spawnSync('pnpm', ['exec', 'tsc', '-p', 'tsconfig.build.json'], { cwd: join(REPO, 'apps', 'cli'), stdio: 'inherit' });
-  if (cli.status !== 0) throw new Error('cli build failed');
-}
+export const CLI_ENTRY = join(REPO_ROOT, 'apps', 'cli', 'dist', 'cli.js');
 
 export interface Platform {
   cpUrl: string;
   token: string;
   pg: ThrowawayPostgres;
   nats: ThrowawayNats;
+  cp: AppProcess;
   /** A shell environment where `cwic` is on PATH and credentials live in a private XDG dir. */
   shellEnv: NodeJS.ProcessEnv;
   workDir: string;
@@ -36,27 +31,10 @@ export interface Platform {
 
 /** Real Postgres, real NATS and the compiled control plane as a child process, as users run it. */
 export async function startPlatform(): Promise<Platform> {
-  ensureBuilt();
+  buildPackages(['@paddock/cli', '@paddock/control-plane'], [CLI_ENTRY]);
   const pg = await startPostgres();
   const nats = await startNats();
-  const dbUrl = await pg.createDatabase('paddock');
-  const port = await freePort();
-  const token = `pdk_${Buffer.from(`cli-test-${Date.now()}-${Math.random()}`).toString('base64url')}`;
-  const cp: ChildProcess = spawn(process.execPath, [CP_ENTRY], {
-    env: { ...process.env, DATABASE_URL: dbUrl, NATS_URL: nats.url, CONTROL_PLANE_PORT: String(port), HOST: '127.0.0.1', PADDOCK_BOOTSTRAP_TOKEN: token, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  cp.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const cpUrl = `http://127.0.0.1:${port}`;
-  await waitFor(
-    async () => {
-      if (cp.exitCode !== null) throw new Error(`control plane exited ${cp.exitCode}: ${stderr}`);
-      const r = await fetch(`${cpUrl}/readyz`).catch(() => undefined);
-      return r?.ok;
-    },
-    { timeoutMs: 90_000, what: 'control plane /readyz' },
-  );
+  const cp = await startControlPlaneProcess({ databaseUrl: await pg.createDatabase('paddock'), natsUrl: nats.url });
   const workDir = mkdtempSync(join(tmpdir(), 'cwic-e2e-'));
   const bin = join(workDir, 'bin');
   mkdirSync(bin);
@@ -66,29 +44,20 @@ export async function startPlatform(): Promise<Platform> {
     PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
     HOME: workDir,
     XDG_CONFIG_HOME: join(workDir, 'config'),
-    TOKEN: token,
+    TOKEN: cp.token,
     LANG: 'C.UTF-8',
   };
-  const api = async <T>(method: string, path: string, body?: unknown, tok = token): Promise<{ status: number; json: T }> => {
-    const r = await fetch(`${cpUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${tok}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await r.text();
-    return { status: r.status, json: (text ? JSON.parse(text) : undefined) as T };
-  };
   return {
-    cpUrl,
-    token,
+    cpUrl: cp.url,
+    token: cp.token,
     pg,
     nats,
+    cp,
     shellEnv,
     workDir,
-    api,
+    api: <T>(method: string, path: string, body?: unknown, token = cp.token) => httpJson<T>(cp.url, method, path, token, body),
     async stop() {
-      cp.kill('SIGTERM');
-      await waitFor(() => cp.exitCode !== null || cp.signalCode !== null, { timeoutMs: 10_000, what: 'control plane exit' }).catch(() => cp.kill('SIGKILL'));
+      await cp.stop();
       await nats.stop();
       pg.stop();
     },

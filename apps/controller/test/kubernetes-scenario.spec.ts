@@ -1,0 +1,180 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { startK8sTestServer, validateManifest, type K8sTestServer } from '@paddock/k8s-testserver';
+import {
+  CONTROL_PLANE_ENTRY,
+  buildPackages,
+  httpJson,
+  startControlPlaneProcess,
+  startNats,
+  startPostgres,
+  waitFor,
+  type AppProcess,
+  type ThrowawayNats,
+  type ThrowawayPostgres,
+} from '@paddock/testing';
+import { parseEnv } from '../src/config';
+import { startController, type ControllerHandle } from '../src/controller';
+
+/**
+ * Issue 6 on the Kubernetes API test server: a runner declared through the control plane is
+ * deployed by the controller (real @kubernetes/client-node, server-side apply), reported READY,
+ * fails on an untolerated taint with the seed's hint, recovers after a PATCH of spec.overrides,
+ * rolls out an update, and leaves nothing behind when deleted.
+ */
+interface Runner {
+  installStatus: string;
+  installError: { reason: string; remediationHints: string[] } | null;
+  activeRevision: string;
+  targetRevision: string;
+  rolloutInProgress: boolean;
+  updateAvailable: boolean;
+  etag: string;
+  deploymentSpec: { image: string };
+}
+
+describe('controller on the Kubernetes API test server', () => {
+  let pg: ThrowawayPostgres;
+  let nats: ThrowawayNats;
+  let cp: AppProcess & { token: string };
+  let k8s: K8sTestServer;
+  let kc: KubeConfig;
+  let controller: ControllerHandle;
+  const api = <T>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> => httpJson<T>(cp.url, method, path, cp.token, body);
+  const runner = async (): Promise<Runner> => (await api<Runner>('GET', '/v1/sandbox/managedRunners/k8s-runner')).json;
+  const objectsOfRunner = (): { kind: string; name: string }[] => {
+    const kinds: [string, string][] = [['v1', 'Namespace'], ['v1', 'ServiceAccount'], ['v1', 'ConfigMap'], ['apps/v1', 'Deployment'], ['rbac.authorization.k8s.io/v1', 'Role'], ['rbac.authorization.k8s.io/v1', 'RoleBinding'], ['v1', 'Pod']];
+    return kinds.flatMap(([v, k]) =>
+      k8s
+        .list(v, k)
+        .filter((o) => o.metadata?.labels?.['paddock.dev/runner-id'] === 'k8s-runner' || (o.metadata?.namespace ?? '').endsWith('-k8s-runner'))
+        .map((o) => ({ kind: k, name: o.metadata?.name ?? '' })),
+    );
+  };
+
+  beforeAll(async () => {
+    buildPackages(['@paddock/control-plane'], [CONTROL_PLANE_ENTRY]);
+    pg = await startPostgres();
+    nats = await startNats();
+    const databaseUrl = await pg.createDatabase('paddock');
+    cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
+    k8s = await startK8sTestServer({
+      nodes: [
+        { name: 'system-1', labels: { 'node-pool': 'system' } },
+        { name: 'gpu-1', labels: { 'node-pool': 'gpu' }, taints: [{ key: 'workload', value: 'gpu', effect: 'NoSchedule' }] },
+      ],
+    });
+    kc = k8s.kubeConfig();
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'paddock-system' } } });
+    const env = parseEnv({
+      DATABASE_URL: databaseUrl,
+      NATS_URL: nats.url,
+      PADDOCK_CONTROL_PLANE_URL: cp.url,
+      PADDOCK_API_KEY: cp.token,
+      PADDOCK_CONTROLLER_DRIVER: 'kubernetes',
+      PADDOCK_CLUSTER_NAME: 'cks-test',
+      PADDOCK_ZONE: 'us-east-1',
+      PADDOCK_CONTROLLER_ID: 'controller-a',
+      PADDOCK_RESYNC_MS: '1000',
+    });
+    controller = await startController(env, { kubeConfig: kc, log: () => undefined });
+  }, 300_000);
+
+  afterAll(async () => {
+    await controller?.stop();
+    await k8s?.close();
+    await cp?.stop();
+    await nats?.stop();
+    pg?.stop();
+  });
+
+  it('registers its cluster, so cluster_name resolves on create', async () => {
+    const clusters = await api<{ clusters: { id: string; name: string; zone: string }[] }>('GET', '/v1/clusters');
+    expect(clusters.json.clusters).toContainEqual(expect.objectContaining({ id: controller.clusterId, name: 'cks-test', zone: 'us-east-1' }));
+  });
+
+  it('create → objects applied with server-side apply → RUNNER_INSTALL_STATUS_READY', async () => {
+    const created = await api('POST', '/v1/sandbox/managedRunners', {
+      identity: { runnerId: 'k8s-runner', zone: 'us-east-1', clusterName: 'cks-test' },
+      spec: { releaseChannel: 'RELEASE_CHANNEL_STABLE', overrides: { nodeSelector: { 'node-pool': 'system' } } },
+      policy: { displayName: 'default', constraints: { resources: { maxCpu: '4' } } },
+    });
+    expect(created.status).toBe(200);
+    await waitFor(async () => (await runner()).installStatus === 'RUNNER_INSTALL_STATUS_READY', { timeoutMs: 60_000, what: 'READY' });
+    const r = await runner();
+    expect(r.activeRevision).toBe(r.targetRevision);
+    const kinds = objectsOfRunner().map((o) => o.kind);
+    expect(kinds).toEqual(expect.arrayContaining(['Namespace', 'ServiceAccount', 'ConfigMap', 'Deployment', 'Role', 'RoleBinding', 'Pod']));
+    const sandboxNs = k8s.list('v1', 'Namespace').find((n) => n.metadata?.name === 'paddock-sandboxes-k8s-runner');
+    expect(sandboxNs?.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    const dep = k8s.list('apps/v1', 'Deployment').find((d) => d.metadata?.name === 'runner-k8s-runner');
+    expect(dep?.metadata?.managedFields?.map((m) => m.manager)).toContain('paddock-controller');
+    for (const o of k8s.list('apps/v1', 'Deployment')) expect(validateManifest(o)).toEqual([]);
+  });
+
+  it('a policy edit reaches the runner ConfigMap', async () => {
+    const r = await runner();
+    const patched = await api('PATCH', '/v1/sandbox/managedRunners/k8s-runner?updateMask=policy', { policy: { displayName: 'default', constraints: { resources: { maxCpu: '8' } } }, etag: r.etag });
+    expect(patched.status).toBe(200);
+    await waitFor(
+      () => {
+        const cm = k8s.list('v1', 'ConfigMap', 'paddock-runner-k8s-runner').find((c) => c.metadata?.name === 'runner-k8s-runner-config') as { data?: Record<string, string> } | undefined;
+        return cm?.data?.['runner.json']?.includes('"maxCpu": "8"');
+      },
+      { timeoutMs: 30_000, what: 'ConfigMap updated' },
+    );
+  });
+
+  it("a tainted node pool without the toleration → FAILED with the seed's hint; a PATCH of spec.overrides fixes it", async () => {
+    const toGpu = await api('PATCH', '/v1/sandbox/managedRunners/k8s-runner?updateMask=spec.overrides', { spec: { overrides: { nodeSelector: { 'node-pool': 'gpu' } } } });
+    expect(toGpu.status).toBe(200);
+    await waitFor(async () => (await runner()).installStatus === 'RUNNER_INSTALL_STATUS_FAILED', { timeoutMs: 60_000, what: 'FAILED' });
+    const failed = await runner();
+    expect(failed.installError?.reason).toBe('Unschedulable');
+    expect(failed.installError?.remediationHints).toContain("Add toleration for taint 'workload=gpu:NoSchedule'");
+    const fix = await api('PATCH', '/v1/sandbox/managedRunners/k8s-runner?updateMask=spec.overrides', {
+      spec: { overrides: { nodeSelector: { 'node-pool': 'gpu' }, tolerations: [{ key: 'workload', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] } },
+    });
+    expect(fix.status).toBe(200);
+    await waitFor(async () => (await runner()).installStatus === 'RUNNER_INSTALL_STATUS_READY', { timeoutMs: 60_000, what: 'READY again' });
+    expect((await runner()).installError).toBeNull();
+  });
+
+  it(':applyAvailableUpdate → new image rolled out, activeRevision == targetRevision, rollout finished', async () => {
+    const published = await api<{ revision: number; image: string }>('POST', '/v1/sandbox/releases', { channel: 'RELEASE_CHANNEL_STABLE', version: '9.9.9', image: 'paddock/runner:9.9.9' });
+    expect(published.status).toBe(200);
+    expect((await runner()).updateAvailable).toBe(true);
+    const up = await api<Runner>('POST', '/v1/sandbox/managedRunners/k8s-runner:applyAvailableUpdate', {});
+    expect(up.status).toBe(200);
+    expect(up.json.rolloutInProgress).toBe(true);
+    await waitFor(
+      async () => {
+        const r = await runner();
+        return r.activeRevision === r.targetRevision && !r.rolloutInProgress && r.installStatus === 'RUNNER_INSTALL_STATUS_READY';
+      },
+      { timeoutMs: 60_000, what: 'rollout finished' },
+    );
+    const dep = k8s.list('apps/v1', 'Deployment').find((d) => d.metadata?.name === 'runner-k8s-runner') as { spec?: { template?: { spec?: { containers?: { image?: string }[] } } } } | undefined;
+    expect(dep?.spec?.template?.spec?.containers?.[0]?.image).toBe('paddock/runner:9.9.9');
+    expect((await runner()).updateAvailable).toBe(false);
+  });
+
+  it('delete → zero objects and zero sandbox pods left, and the runner is gone (K-6)', async () => {
+    // A sandbox pod the runner would have created.
+    await kc.makeApiClient(CoreV1Api).createNamespacedPod({
+      namespace: 'paddock-sandboxes-k8s-runner',
+      body: {
+        metadata: { name: 'sb-1', labels: { 'paddock.dev/runner-id': 'k8s-runner' } },
+        spec: {
+          automountServiceAccountToken: false,
+          securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
+        },
+      },
+    });
+    const del = await api('DELETE', '/v1/sandbox/managedRunners/k8s-runner');
+    expect(del.status).toBeLessThan(300);
+    await waitFor(async () => (await api('GET', '/v1/sandbox/managedRunners/k8s-runner')).status === 404, { timeoutMs: 60_000, what: 'runner gone' });
+    expect(objectsOfRunner()).toEqual([]);
+  });
+});

@@ -1,0 +1,94 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { waitFor } from './clock';
+import { freePort } from './ports';
+
+/** The repository root (this file lives in packages/testing/src or packages/testing/dist). */
+export const REPO_ROOT = resolve(__dirname, '..', '..', '..');
+
+/**
+ * Builds the given workspace packages and their dependencies with turbo, as CI does before tests
+ * that run compiled apps. Skipped when CI already built them (turbo `dependsOn`).
+ */
+export function buildPackages(filters: string[], entries: string[]): void {
+  if (process.env.CI && entries.every((e) => existsSync(e))) return;
+  const r = spawnSync('pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only', ...filters.map((f) => `--filter=${f}...`)], {
+    cwd: REPO_ROOT,
+    stdio: 'inherit',
+    env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
+  });
+  if (r.status !== 0) throw new Error(`build of ${filters.join(', ')} failed`);
+}
+
+export interface AppProcess {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** What the process wrote to stderr so far (for failure messages). */
+  stderr(): string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts a compiled app (`node dist/main.js`) on a free port and waits for its /readyz. */
+export async function startAppProcess(opts: { entry: string; env: NodeJS.ProcessEnv; portVar: string; readyPath?: string; timeoutMs?: number }): Promise<AppProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [opts.entry], {
+    env: { ...process.env, ...opts.env, [opts.portVar]: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    err = (err + d.toString()).slice(-20_000);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${opts.entry} exited with ${child.exitCode}: ${err}`);
+      const r = await fetch(`${url}${opts.readyPath ?? '/readyz'}`).catch(() => undefined);
+      return r?.ok;
+    },
+    { timeoutMs: opts.timeoutMs ?? 90_000, what: `${opts.entry} ready` },
+  );
+  return {
+    url,
+    port,
+    child,
+    stderr: () => err,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      await waitFor(() => child.exitCode !== null || child.signalCode !== null, { timeoutMs: 15_000, what: 'app exit' }).catch(() => child.kill('SIGKILL'));
+    },
+  };
+}
+
+export const CONTROL_PLANE_ENTRY = join(REPO_ROOT, 'apps', 'control-plane', 'dist', 'main.js');
+
+/** The compiled control plane on a free port with a known bootstrap admin token. */
+export async function startControlPlaneProcess(opts: { databaseUrl: string; natsUrl: string; token?: string; env?: NodeJS.ProcessEnv }): Promise<AppProcess & { token: string }> {
+  const token = opts.token ?? `pdk_${Buffer.from(`test-${process.pid}-${Date.now()}-${Math.random()}`).toString('base64url')}`;
+  const app = await startAppProcess({
+    entry: CONTROL_PLANE_ENTRY,
+    portVar: 'CONTROL_PLANE_PORT',
+    env: { DATABASE_URL: opts.databaseUrl, NATS_URL: opts.natsUrl, PADDOCK_BOOTSTRAP_TOKEN: token, LOG_LEVEL: 'warn', ...opts.env },
+  });
+  return { ...app, token };
+}
+
+/** A tiny JSON HTTP client for black-box tests. */
+export async function httpJson<T = unknown>(baseUrl: string, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: T }> {
+  const r = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json: unknown = undefined;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = { raw: text };
+  }
+  return { status: r.status, json: json as T };
+}
