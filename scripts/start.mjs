@@ -17,7 +17,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
-const stateDir = join(root, '.paddock');
+const stateDir = process.env.PADDOCK_STATE_DIR ?? join(root, '.paddock');
 mkdirSync(stateDir, { recursive: true });
 
 const env = {
@@ -166,6 +166,12 @@ async function main() {
     { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' } },
   );
   if (build.status !== 0) fail('build failed (see above)');
+  const cliBuild = spawnSync('pnpm', ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only', '--filter=@paddock/cli...'], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
+  });
+  if (cliBuild.status !== 0) fail('building cwic failed (see above)');
 
   const token = adminToken();
   say('starting control plane...');

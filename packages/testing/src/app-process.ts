@@ -31,8 +31,9 @@ export interface AppProcess {
 }
 
 /** Starts a compiled app (`node dist/main.js`) on a free port and waits for its /readyz. */
-export async function startAppProcess(opts: { entry: string; env: NodeJS.ProcessEnv; portVar: string; readyPath?: string; timeoutMs?: number }): Promise<AppProcess> {
-  const port = await freePort();
+export async function startAppProcess(opts: { entry: string; env: NodeJS.ProcessEnv; portVar: string; port?: number; readyPath?: string; timeoutMs?: number }): Promise<AppProcess> {
+  // A fixed port lets a test restart an app where its clients expect it (outage journeys).
+  const port = opts.port ?? (await freePort());
   const child = spawn(process.execPath, [opts.entry], {
     env: { ...process.env, ...opts.env, [opts.portVar]: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -66,11 +67,12 @@ export async function startAppProcess(opts: { entry: string; env: NodeJS.Process
 export const CONTROL_PLANE_ENTRY = join(REPO_ROOT, 'apps', 'control-plane', 'dist', 'main.js');
 
 /** The compiled control plane on a free port with a known bootstrap admin token. */
-export async function startControlPlaneProcess(opts: { databaseUrl: string; natsUrl: string; token?: string; env?: NodeJS.ProcessEnv }): Promise<AppProcess & { token: string }> {
+export async function startControlPlaneProcess(opts: { databaseUrl: string; natsUrl: string; token?: string; port?: number; env?: NodeJS.ProcessEnv }): Promise<AppProcess & { token: string }> {
   const token = opts.token ?? `pdk_${Buffer.from(`test-${process.pid}-${Date.now()}-${Math.random()}`).toString('base64url')}`;
   const app = await startAppProcess({
     entry: CONTROL_PLANE_ENTRY,
     portVar: 'CONTROL_PLANE_PORT',
+    port: opts.port,
     env: { DATABASE_URL: opts.databaseUrl, NATS_URL: opts.natsUrl, PADDOCK_BOOTSTRAP_TOKEN: token, LOG_LEVEL: 'warn', ...opts.env },
   });
   return { ...app, token };

@@ -1,0 +1,173 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  REPO_ROOT,
+  buildPackages,
+  freePort,
+  httpJson,
+  startAppProcess,
+  startControlPlaneProcess,
+  startNats,
+  startPostgres,
+  waitFor,
+  type AppProcess,
+  type ThrowawayNats,
+  type ThrowawayPostgres,
+} from '@paddock/testing';
+
+export const ENTRIES = {
+  controlPlane: join(REPO_ROOT, 'apps', 'control-plane', 'dist', 'main.js'),
+  gateway: join(REPO_ROOT, 'apps', 'gateway', 'dist', 'main.js'),
+  controller: join(REPO_ROOT, 'apps', 'controller', 'dist', 'main.js'),
+  runner: join(REPO_ROOT, 'apps', 'runner', 'dist', 'main.js'),
+  cli: join(REPO_ROOT, 'apps', 'cli', 'dist', 'cli.js'),
+};
+
+export function buildAll(): void {
+  buildPackages(['@paddock/control-plane', '@paddock/gateway', '@paddock/controller', '@paddock/runner', '@paddock/cli'], Object.values(ENTRIES));
+}
+
+/** A controller process (local driver) for one "cluster" of this machine. */
+export interface ControllerProcess {
+  clusterName: string;
+  child: ChildProcess;
+  stateDir: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole platform as separate processes, each of which a test can stop and restart (the
+ * outage journeys), on throwaway Postgres and NATS. `pnpm start` runs exactly these processes;
+ * `start-command.e2e.spec.ts` checks that command itself.
+ */
+export interface Platform {
+  pg: ThrowawayPostgres;
+  nats: ThrowawayNats;
+  databaseUrl: string;
+  token: string;
+  cp: AppProcess & { token: string };
+  gw: AppProcess;
+  controllers: ControllerProcess[];
+  workDir: string;
+  shellEnv: NodeJS.ProcessEnv;
+  cpApi<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }>;
+  gwApi<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }>;
+  startController(clusterName: string, zone: string, declareRunner?: string): Promise<ControllerProcess>;
+  restartControlPlane(): Promise<void>;
+  restartGateway(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startPlatform(): Promise<Platform> {
+  buildAll();
+  const pg = await startPostgres();
+  const nats = await startNats();
+  const databaseUrl = pg.urlFor('paddock');
+  await pg.createDatabase('paddock');
+  const cpPort = await freePort();
+  let cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
+  const token = cp.token;
+  const gwEnv = { DATABASE_URL: databaseUrl, NATS_URL: nats.url, PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn' };
+  let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', env: gwEnv });
+  const gwPort = gw.port;
+  const workDir = mkdtempSync(join(tmpdir(), 'paddock-e2e-'));
+  const bin = join(workDir, 'bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'cwic'), `#!/bin/sh\nexec "${process.execPath}" "${ENTRIES.cli}" "$@"\n`);
+  chmodSync(join(bin, 'cwic'), 0o755);
+  const controllers: ControllerProcess[] = [];
+  const platform: Platform = {
+    pg,
+    nats,
+    databaseUrl,
+    token,
+    get cp() {
+      return cp;
+    },
+    get gw() {
+      return gw;
+    },
+    controllers,
+    workDir,
+    shellEnv: {
+      PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+      HOME: workDir,
+      XDG_CONFIG_HOME: join(workDir, 'config'),
+      TOKEN: token,
+      LANG: 'C.UTF-8',
+    },
+    cpApi: (method, path, body) => httpJson(cp.url, method, path, token, body),
+    gwApi: (method, path, body) => httpJson(gw.url, method, path, token, body),
+    async startController(clusterName, zone, declareRunner) {
+      const stateDir = join(workDir, `controller-${clusterName}`);
+      const child = spawn(process.execPath, [ENTRIES.controller], {
+        env: {
+          ...process.env,
+          DATABASE_URL: databaseUrl,
+          NATS_URL: nats.url,
+          PADDOCK_CONTROL_PLANE_URL: cp.url,
+          PADDOCK_API_KEY: token,
+          PADDOCK_CONTROLLER_DRIVER: 'local',
+          PADDOCK_CLUSTER_NAME: clusterName,
+          PADDOCK_ZONE: zone,
+          PADDOCK_CONTROLLER_STATE_DIR: stateDir,
+          PADDOCK_RUNNER_ENTRY: ENTRIES.runner,
+          PADDOCK_RESYNC_MS: '1000',
+          ...(declareRunner ? { PADDOCK_DECLARE_DEFAULT_RUNNER: declareRunner } : {}),
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      await waitFor(async () => {
+        if (child.exitCode !== null) throw new Error(`controller ${clusterName} exited ${child.exitCode}`);
+        const r = await httpJson<{ clusters: { name: string }[] }>(cp.url, 'GET', '/v1/clusters', token);
+        return r.json?.clusters?.some((c) => c.name === clusterName);
+      }, { timeoutMs: 60_000, what: `controller ${clusterName} registered` });
+      const c: ControllerProcess = {
+        clusterName,
+        child,
+        stateDir,
+        async stop() {
+          if (child.exitCode === null && child.signalCode === null) {
+            child.kill('SIGTERM');
+            await waitFor(() => child.exitCode !== null || child.signalCode !== null, { timeoutMs: 15_000, what: 'controller exit' }).catch(() => child.kill('SIGKILL'));
+          }
+        },
+      };
+      controllers.push(c);
+      return c;
+    },
+    async restartControlPlane() {
+      cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, token, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
+    },
+    async restartGateway() {
+      gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', port: gwPort, env: gwEnv });
+    },
+    async stop() {
+      for (const c of controllers) await c.stop();
+      await gw.stop();
+      await cp.stop();
+      // Runner processes are detached children of the controllers (they outlive a controller
+      // restart by design): stop every runner started for this test run.
+      spawnSync('pkill', ['-TERM', '-f', `PADDOCK_CONTROLLER_STATE_DIR=${workDir}`]);
+      for (const c of controllers) spawnSync('pkill', ['-TERM', '-f', c.stateDir]);
+      await nats.stop();
+      pg.stop();
+      rmSync(workDir, { recursive: true, force: true });
+    },
+  };
+  return platform;
+}
+
+export interface ShellResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A command line run through /bin/sh exactly as a user would type it. */
+export function sh(p: Platform, script: string): ShellResult {
+  const r = spawnSync('/bin/sh', ['-c', script], { cwd: p.workDir, env: p.shellEnv, encoding: 'utf8', timeout: 120_000 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}

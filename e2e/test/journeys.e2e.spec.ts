@@ -1,0 +1,205 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Sandbox } from '@paddock/sdk';
+import { waitFor } from '@paddock/testing';
+import { sh, startPlatform, type Platform } from '../src/platform';
+
+/**
+ * Issue 8's journeys, black-box: the admin journey of the seeds through `cwic`, the user journey
+ * through the SDK and `cwic sandbox`, and the outage journeys of seed 002 (control plane down,
+ * gateway down). Every process is the compiled app, as `pnpm start` runs it.
+ */
+const RUNNER_YAML = `identity:
+  zone: us-east-1
+  cluster_name: cks-prod
+spec:
+  release_channel: RELEASE_CHANNEL_STABLE
+  maintenance_policy:
+    windows:
+      - cron: "0 9 * * SAT"
+        duration_seconds: 14400
+policy:
+  display_name: default
+  constraints:
+    resources:
+      default_cpu: "1"
+      default_memory: "2Gi"
+      max_cpu: "4"
+      max_memory: "8Gi"
+      require_limits: true
+    lifecycle:
+      default_lifetime_seconds: 3600
+`;
+
+interface Runner {
+  installStatus: string;
+  connectionStatus: string;
+  etag: string;
+  activeRevision: string;
+  targetRevision: string;
+  rolloutInProgress: boolean;
+  policy: Record<string, unknown> | null;
+}
+
+describe('journeys', () => {
+  let p: Platform;
+  const sdkOpts = (): { baseUrl: string; apiKey: string } => ({ baseUrl: p.gw.url, apiKey: p.token });
+  const runnerReady = async (id: string): Promise<boolean> => {
+    const r = await p.cpApi<Runner>('GET', `/v1/sandbox/managedRunners/${id}`);
+    return r.json.installStatus === 'RUNNER_INSTALL_STATUS_READY' && r.json.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED';
+  };
+
+  beforeAll(async () => {
+    p = await startPlatform();
+    // What `pnpm start` does: a controller for this machine that declares the default runner.
+    await p.startController('local', 'local', 'local');
+    await p.startController('cks-prod', 'us-east-1');
+    await waitFor(() => runnerReady('local'), { timeoutMs: 120_000, what: 'default runner READY and CONNECTED' });
+    writeFileSync(join(p.workDir, 'runner.yaml'), RUNNER_YAML);
+    const login = sh(p, `cwic auth login "$TOKEN" --control-plane-url ${p.cp.url} --gateway-url ${p.gw.url}`);
+    expect(login.code).toBe(0);
+  }, 400_000);
+
+  afterAll(async () => {
+    await p?.stop();
+  });
+
+  describe('admin journey (seeds)', () => {
+    it('cwic sandbox runner create prod-us-east-1 -f runner.yaml → describe until READY and CONNECTED', async () => {
+      const c = sh(p, 'cwic sandbox runner create prod-us-east-1 -f runner.yaml');
+      expect(c.stderr).toBe('');
+      expect(c.code).toBe(0);
+      await waitFor(
+        () => {
+          const d = sh(p, 'cwic sandbox runner describe prod-us-east-1');
+          return d.stdout.includes('RUNNER_INSTALL_STATUS_READY') && d.stdout.includes('RUNNER_CONNECTION_STATUS_CONNECTED');
+        },
+        { timeoutMs: 120_000, intervalMs: 1000, what: 'prod-us-east-1 READY and CONNECTED' },
+      );
+    });
+
+    it('switches the release channel with the one-line stdin patch', async () => {
+      const r = sh(p, "echo 'spec: {release_channel: RELEASE_CHANNEL_RAPID}' | cwic sandbox runner edit prod-us-east-1 -f -");
+      expect(r.code).toBe(0);
+      const got = await p.cpApi<{ spec: { releaseChannel: string } }>('GET', '/v1/sandbox/managedRunners/prod-us-east-1');
+      expect(got.json.spec.releaseChannel).toBe('RELEASE_CHANNEL_RAPID');
+    });
+
+    it('replaces the policy through the etag-pinned path and sees a concurrent edit rejected', async () => {
+      expect(sh(p, "cwic sandbox runner get prod-us-east-1 -o json > runner.json && jq '.[0].policy' runner.json > policy.json").code).toBe(0);
+      // A concurrent edit lands between our read and our write.
+      const current = (await p.cpApi<Runner>('GET', '/v1/sandbox/managedRunners/prod-us-east-1')).json;
+      const other = await p.cpApi('PATCH', '/v1/sandbox/managedRunners/prod-us-east-1?updateMask=policy', { policy: { ...current.policy, displayName: 'concurrent' }, etag: current.etag });
+      expect(other.status).toBe(200);
+      const ours = sh(p, `jq '.displayName = "mine"' policy.json > p2.json && cwic sandbox runner policy edit prod-us-east-1 -f p2.json --etag "$(jq -r '.[0].etag' runner.json)"`);
+      expect(ours.code).toBe(4);
+      expect(ours.stderr).toContain('failed_precondition: managed_runner.etag is stale; reload the runner and retry');
+      expect((await p.cpApi<Runner>('GET', '/v1/sandbox/managedRunners/prod-us-east-1')).json.policy?.displayName).toBe('concurrent');
+    });
+
+    it('a sandbox asking for more than max_cpu is refused with the constraint named, then admitted after the policy is raised', async () => {
+      const refused = sh(p, 'cwic sandbox create --runner-id prod-us-east-1 --cpu 6 --memory 256Mi');
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('constraints.resources.maxCpu');
+      const raise = sh(p, `cwic sandbox runner get prod-us-east-1 -o json > r2.json && jq '.[0].policy | .constraints.resources.maxCpu = "8"' r2.json > raised.json && cwic sandbox runner policy edit prod-us-east-1 -f raised.json --etag "$(jq -r '.[0].etag' r2.json)"`);
+      expect(raise.stderr).toBe('');
+      expect(raise.code).toBe(0);
+      // The runner picks the new policy up from its config file (written by the controller).
+      await waitFor(
+        () => {
+          const r = sh(p, 'cwic sandbox create --runner-id prod-us-east-1 --cpu 6 --memory 256Mi --tag admin-journey --wait -o name');
+          return r.code === 0 && r.stdout.startsWith('sandbox/');
+        },
+        { timeoutMs: 60_000, intervalMs: 1000, what: 'admitted after the policy was raised' },
+      );
+    });
+
+    it('upgrade → the new revision is rolled out', async () => {
+      expect((await p.cpApi('POST', '/v1/sandbox/releases', { channel: 'RELEASE_CHANNEL_RAPID', version: '9.9.9', image: 'paddock/runner:9.9.9' })).status).toBe(200);
+      const up = sh(p, 'cwic sandbox runner upgrade prod-us-east-1');
+      expect(up.code).toBe(0);
+      await waitFor(
+        async () => {
+          const r = (await p.cpApi<Runner>('GET', '/v1/sandbox/managedRunners/prod-us-east-1')).json;
+          return r.activeRevision === r.targetRevision && !r.rolloutInProgress && r.installStatus === 'RUNNER_INSTALL_STATUS_READY';
+        },
+        { timeoutMs: 120_000, what: 'rollout' },
+      );
+    });
+
+    it('delete --yes: the runner goes away and every sandbox on it stops', async () => {
+      const before = await Sandbox.list({ ...sdkOpts(), runnerIds: ['prod-us-east-1'] });
+      expect(before.length).toBeGreaterThan(0);
+      const d = sh(p, 'cwic sandbox runner delete prod-us-east-1 --yes');
+      expect(d.code).toBe(0);
+      await waitFor(async () => (await p.cpApi('GET', '/v1/sandbox/managedRunners/prod-us-east-1')).status === 404, { timeoutMs: 120_000, what: 'runner removed' });
+      await waitFor(
+        async () => {
+          const left = await Sandbox.list({ ...sdkOpts(), runnerIds: ['prod-us-east-1'] });
+          return left.length === 0;
+        },
+        { timeoutMs: 60_000, what: 'sandboxes of the deleted runner terminal' },
+      );
+    });
+  });
+
+  describe('user journey', () => {
+    let sb: Sandbox;
+
+    it('SDK: create → wait → exec → files → logs → stop', async () => {
+      sb = await Sandbox.run({ containers: [{ name: 'main', command: ['/bin/sh', '-c', 'echo started; exec sleep 600'] }] }, sdkOpts());
+      expect(sb.state).toBe('STATE_RUNNING');
+      const r = await sb.exec(['echo', 'hello']).result();
+      expect(r.exitCode).toBe(0);
+      expect(r.stdoutText).toBe('hello\n');
+      await sb.writeFile('/tmp/x.bin', Buffer.from([0, 1, 2, 255]));
+      expect([...(await sb.readFile('/tmp/x.bin'))]).toEqual([0, 1, 2, 255]);
+      const logs: string[] = [];
+      for await (const e of sb.logs({ tailLines: 10 })) logs.push(e.data.toString());
+      expect(logs.join('')).toContain('started');
+    });
+
+    it('cwic sandbox: exec streams output and returns the exit code; cp both ways; logs', () => {
+      const id = sb.sandboxId;
+      const e = sh(p, `cwic sandbox exec ${id} -- sh -c 'echo out; echo err >&2; exit 3'`);
+      expect(e.code).toBe(3);
+      expect(e.stdout).toBe('out\n');
+      expect(e.stderr).toBe('err\n');
+      writeFileSync(join(p.workDir, 'in.txt'), 'payload\n');
+      expect(sh(p, `cwic sandbox cp in.txt ${id}:/tmp/in.txt`).code).toBe(0);
+      expect(sh(p, `cwic sandbox cp ${id}:/tmp/in.txt -`).stdout).toBe('payload\n');
+      expect(sh(p, `cwic sandbox logs ${id}`).stdout).toContain('started');
+    });
+
+    it('the control plane down: running sandboxes keep working through the gateway; runner edits fail cleanly', async () => {
+      await p.cp.stop();
+      try {
+        const r = await sb.exec(['echo', 'still here']).result();
+        expect(r.stdoutText).toBe('still here\n');
+        const edit = sh(p, "echo 'spec: {release_channel: RELEASE_CHANNEL_STABLE}' | cwic sandbox runner edit local -f -");
+        expect(edit.code).toBe(1);
+        expect(edit.stderr).toMatch(/^Error: .*unavailable: cannot reach/);
+      } finally {
+        await p.restartControlPlane();
+      }
+    });
+
+    it('the gateway down: configuration untouched; sandbox traffic resumes when it returns', async () => {
+      const before = (await p.cpApi<Runner>('GET', '/v1/sandbox/managedRunners/local')).json;
+      await p.gw.stop();
+      try {
+        const during = sh(p, `cwic sandbox exec ${sb.sandboxId} -- echo x`);
+        expect(during.code).not.toBe(0);
+        const after = (await p.cpApi<Runner>('GET', '/v1/sandbox/managedRunners/local')).json;
+        expect(after.etag).toBe(before.etag);
+        expect(after.policy).toEqual(before.policy);
+      } finally {
+        await p.restartGateway();
+      }
+      const r = await sb.exec(['echo', 'back']).result();
+      expect(r.stdoutText).toBe('back\n');
+      await sb.stop();
+      expect(['STATE_COMPLETED', 'STATE_FAILED']).toContain((await sb.refresh()).status.state);
+    });
+  });
+});
