@@ -18,6 +18,9 @@ const Env = z.object({
   PADDOCK_DECLARE_DEFAULT_RUNNER: z.string().optional(),
   /** Namespace of the leader-election Lease (Kubernetes driver). */
   PADDOCK_LEASE_NAMESPACE: z.string().default('paddock-system'),
+  /** Lease duration and renew period (Kubernetes driver): a paused leader is deposed after the duration. */
+  PADDOCK_LEASE_DURATION_S: z.coerce.number().int().positive().default(15),
+  PADDOCK_LEASE_RENEW_MS: z.coerce.number().int().positive().default(2_000),
   /** Full resync period: events are hints, this is the safety net. */
   PADDOCK_RESYNC_MS: z.coerce.number().int().positive().default(10_000),
 });

@@ -14,6 +14,7 @@ import { LeaseElector } from './lease';
 import { HeartbeatTracker } from './heartbeats';
 import { RunnerReconciler } from './reconcile/runner.reconciler';
 import { WorkQueue } from './reconcile/work-queue';
+import { withBackoff } from './retry';
 
 export interface ControllerHandle {
   clusterId: string;
@@ -36,6 +37,8 @@ export interface StartOptions {
   /** Kubernetes driver: the cluster to talk to (default: in-cluster config, else KUBECONFIG). */
   kubeConfig?: KubeConfig;
   log?: Log;
+  /** Aborts start-up (SIGTERM while still waiting for the control plane). */
+  signal?: AbortSignal;
 }
 
 function defaultKubeConfig(): KubeConfig {
@@ -48,16 +51,21 @@ function defaultKubeConfig(): KubeConfig {
 export async function startController(env: ControllerEnv, opts: StartOptions = {}): Promise<ControllerHandle> {
   const log: Log = opts.log ?? ((msg, fields) => process.stdout.write(`${JSON.stringify({ level: 'info', msg, ...fields, time: new Date().toISOString() })}\n`));
   const cp = new ControlPlaneClient(env.PADDOCK_CONTROL_PLANE_URL, env.PADDOCK_API_KEY);
-  const cluster = await cp.registerCluster(env.PADDOCK_CLUSTER_NAME, env.PADDOCK_ZONE);
+  // The control plane may start after the controller (pnpm start): retry with backoff, not crash.
+  const cluster = await withBackoff(() => cp.registerCluster(env.PADDOCK_CLUSTER_NAME, env.PADDOCK_ZONE), {
+    signal: opts.signal,
+    onRetry: (attempt, delayMs, e) => log('Cluster registration failed; retrying', { attempt, delayMs, error: e instanceof Error ? e.message : String(e) }),
+  });
   const organizationId = cluster.organizationId ?? (await cp.whoami()).organizationId;
   const controllerId = env.PADDOCK_CONTROLLER_ID ?? `${hostname()}-${process.pid}`;
   // Local driver: a newer controller instance always carries a larger token, so the control plane
   // drops reports of an instance that was paused and resumed after a successor started. Kubernetes
   // driver: the Lease term (leaseTransitions) plays that role.
   const startToken = Date.now();
+  let stopping = false;
   log('Controller starting', { clusterId: cluster.id, cluster: env.PADDOCK_CLUSTER_NAME, driver: env.PADDOCK_CONTROLLER_DRIVER, controllerId });
 
-  const nc = await connect({ servers: env.NATS_URL, name: `paddock-controller-${controllerId}`, maxReconnectAttempts: -1 });
+  const nc = await connect({ servers: env.NATS_URL, name: `paddock-controller-${controllerId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true });
   const db = createPostgresDb<CpRunnersTable>(env.DATABASE_URL, { max: 4, applicationName: 'paddock-controller' });
   const source = new DesiredSource(db, cluster.id);
   // The heartbeat tracker exists before the queue (the driver needs it), so it reaches the queue late.
@@ -76,14 +84,21 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
   const driver =
     opts.driver?.(nc, heartbeats) ??
     (kc
-      ? new KubernetesDriver(kc, { natsUrl: env.NATS_URL })
+      ? new KubernetesDriver(kc, { natsUrl: env.NATS_URL, mayWrite: () => isLeader() })
       : new LocalDriver({ stateDir: env.PADDOCK_CONTROLLER_STATE_DIR, runnerEntry: env.PADDOCK_RUNNER_ENTRY, natsUrl: env.NATS_URL, heartbeats }));
   const elector = kc
     ? new LeaseElector(
         kc,
-        { namespace: env.PADDOCK_LEASE_NAMESPACE, name: `paddock-controller-${cluster.id}`, identity: controllerId },
+        {
+          namespace: env.PADDOCK_LEASE_NAMESPACE,
+          name: `paddock-controller-${cluster.id}`,
+          identity: controllerId,
+          leaseDurationSeconds: env.PADDOCK_LEASE_DURATION_S,
+          renewEveryMs: env.PADDOCK_LEASE_RENEW_MS,
+        },
         {
           onLeading: (term) => {
+            if (stopping) return;
             log('Leadership acquired', { term });
             void processor.start().then(() => resync()).catch((e: unknown) => log('Start after election failed', { error: String(e) }));
           },
@@ -98,6 +113,8 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
   const isLeader = (): boolean => !elector || elector.isLeader;
   const sink = {
     publish: async (report: RunnerInstallReport): Promise<void> => {
+      // A deposed leader stays quiet (the control plane would drop its older token anyway).
+      if (!isLeader()) return;
       nc.publish(subjects.installReport(cluster.id), JSON.stringify(report));
       await nc.flush();
       log('Install status reported', { runnerId: report.runnerId, installStatus: report.installStatus, activeRevision: report.activeRevision, gone: report.gone });
@@ -109,7 +126,7 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
   queueRef.current = q;
 
   const resync = async (): Promise<void> => {
-    if (!isLeader() || !(await source.ready())) return;
+    if (stopping || !isLeader() || !(await source.ready())) return;
     for (const d of await source.all()) {
       uidByRunnerId.set(d.runnerId, d.uid);
       q.add(d.uid);
@@ -150,6 +167,7 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
     queue: q,
     resync,
     async stop() {
+      stopping = true;
       clearInterval(timer);
       elector?.stop();
       q.stop();

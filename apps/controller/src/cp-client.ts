@@ -1,3 +1,5 @@
+import { PermanentError } from './retry';
+
 /** The few control-plane calls a controller makes over HTTP, with its organization's admin token. */
 export class ControlPlaneClient {
   constructor(
@@ -18,7 +20,10 @@ export class ControlPlaneClient {
   /** Registers (idempotently, by name) the cluster this controller runs in. */
   async registerCluster(name: string, zone: string): Promise<{ id: string; organizationId?: string }> {
     const r = await this.call<{ id: string; organizationId?: string; message?: string }>('POST', '/v1/clusters', { name, zone });
-    if (r.status >= 300) throw new Error(`registering cluster ${name}: ${r.status} ${JSON.stringify(r.json)}`);
+    const msg = `registering cluster ${name}: ${r.status} ${JSON.stringify(r.json)}`;
+    // 5xx (still starting, migrating) is worth retrying; a 4xx (bad token, bad name) is not.
+    if (r.status >= 500) throw new Error(msg);
+    if (r.status >= 300) throw new PermanentError(msg);
     return r.json;
   }
 

@@ -26,6 +26,7 @@ export class LeaseElector {
   private leading = false;
   private term = 0;
   private lastRenew = 0;
+  private stopped = false;
 
   constructor(
     kc: KubeConfig,
@@ -35,8 +36,17 @@ export class LeaseElector {
     this.api = kc.makeApiClient(CoordinationV1Api);
   }
 
+  /**
+   * Leading AND the last successful renewal is recent enough that no one else can have taken the
+   * lease: a process that was paused (SIGSTOP, GC, VM freeze) past its renew deadline is no longer
+   * a leader the moment it resumes, before its next election round has even run.
+   */
   get isLeader(): boolean {
-    return this.leading;
+    return this.leading && this.now().getTime() - this.lastRenew < this.renewDeadlineMs();
+  }
+
+  private renewDeadlineMs(): number {
+    return (this.opts.leaseDurationSeconds ?? 15) * 1000 * 0.8;
   }
 
   get fencingToken(): number {
@@ -88,6 +98,8 @@ export class LeaseElector {
   }
 
   private became(term: number): boolean {
+    // A round that was in flight when stop() ran must not resurrect leadership.
+    if (this.stopped) return false;
     this.lastRenew = this.now().getTime();
     if (!this.leading || this.term !== term) {
       this.leading = true;
@@ -111,8 +123,7 @@ export class LeaseElector {
         await this.tryAcquireOrRenew();
       } catch {
         // Cannot reach the API server: keep leading only while the lease is surely still ours.
-        const duration = (this.opts.leaseDurationSeconds ?? 15) * 1000;
-        if (this.leading && this.now().getTime() - this.lastRenew > duration * 0.8) this.lost();
+        if (this.leading && this.now().getTime() - this.lastRenew > this.renewDeadlineMs()) this.lost();
       }
     };
     void tick();
@@ -121,6 +132,7 @@ export class LeaseElector {
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.lost();
   }

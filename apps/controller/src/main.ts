@@ -1,23 +1,52 @@
-import { parseEnv } from './config';
-import { startController } from './controller';
+import { parseEnv, type ControllerEnv } from './config';
+import { startController, type ControllerHandle } from './controller';
 
+const STOP_DEADLINE_MS = 15_000;
+
+function fail(msg: string): never {
+  process.stderr.write(`${msg}\n`);
+  process.exit(1);
+}
+
+/**
+ * `node apps/controller/dist/main.js`: starts the controller (local driver by default), waiting
+ * for the control plane with backoff if it is not up yet; SIGTERM/SIGINT stop it cleanly (exit 0),
+ * including while it is still waiting.
+ */
 async function main(): Promise<void> {
-  let env;
+  let env: ControllerEnv;
   try {
     env = parseEnv(process.env);
   } catch (e) {
-    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(1);
+    fail(e instanceof Error ? e.message : String(e));
   }
-  const handle = await startController(env);
+  const aborter = new AbortController();
+  let handle: ControllerHandle | undefined;
+  let stopping = false;
   const stop = (): void => {
-    void handle.stop().then(() => process.exit(0));
+    if (stopping) return;
+    stopping = true;
+    aborter.abort(new Error('stopped by signal'));
+    // A stuck drain must not keep the process alive forever.
+    setTimeout(() => fail('controller did not stop in time'), STOP_DEADLINE_MS).unref();
+    if (!handle) return; // start-up is aborted; main() exits below
+    handle.stop().then(
+      () => process.exit(0),
+      (e: unknown) => fail(`controller stop failed: ${e instanceof Error ? e.message : String(e)}`),
+    );
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  try {
+    handle = await startController(env, { signal: aborter.signal });
+  } catch (e) {
+    if (stopping) process.exit(0);
+    throw e;
+  }
+  if (stopping) {
+    await handle.stop();
+    process.exit(0);
+  }
 }
 
-void main().catch((e: unknown) => {
-  process.stderr.write(`controller failed to start: ${e instanceof Error ? e.stack : String(e)}\n`);
-  process.exit(1);
-});
+main().catch((e: unknown) => fail(`controller failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));

@@ -1,1 +1,32 @@
-export {};
+export type {
+  EventMetadata,
+  NewEvent,
+  RecordedEvent,
+  ExpectedVersion,
+  IdempotencyOptions,
+  AppendOptions,
+  AppendResult,
+  LogCursor,
+  InlineProjection,
+  Decider,
+  EventStoreTables,
+} from './types';
+export { START_CURSOR } from './types';
+export {
+  ExpectedVersionConflictError,
+  IdempotencyConflictError,
+  CheckpointConflictError,
+} from './errors';
+export { EventStore, type EventStoreOptions, type Folder, type HandleOptions } from './event-store';
+export {
+  readAll,
+  compareCursors,
+  type ReadAllOptions,
+  type ReadAllResult,
+  type LogFilter,
+} from './global-log';
+export { Processor, type ProcessorOptions, type ProcessorLag } from './processor';
+export { LogWaker, LOG_CHANNEL } from './log-waker';
+export { createPostgresDb, logWakerOf, type PostgresDbOptions } from './postgres';
+export { migrateEventStore } from './migrate';
+export { eventStoreMigrations } from './migrations';

@@ -8,6 +8,18 @@ import type { ClusterDriver } from './driver';
 export interface KubernetesDriverOptions {
   natsUrl: string;
   now?: () => Date;
+  /**
+   * Fencing: checked right before every write, so a deposed leader that resumes in the middle of
+   * a reconcile stops writing at once instead of finishing its now stale plan.
+   */
+  mayWrite?: () => boolean;
+}
+
+/** Thrown instead of writing when this instance is no longer the leader. */
+export class NotLeaderError extends Error {
+  constructor() {
+    super('not the leader any more: write refused');
+  }
 }
 
 function statusCode(e: unknown): number | undefined {
@@ -46,8 +58,13 @@ export class KubernetesDriver implements ClusterDriver {
 
   async apply(d: DesiredRunner): Promise<void> {
     for (const obj of buildRunnerObjects(d, { natsUrl: this.opts.natsUrl })) {
+      this.fence();
       await this.objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
     }
+  }
+
+  private fence(): void {
+    if (this.opts.mayWrite && !this.opts.mayWrite()) throw new NotLeaderError();
   }
 
   async observe(d: DesiredRunner): Promise<Diagnosis> {
@@ -66,9 +83,11 @@ export class KubernetesDriver implements ClusterDriver {
     // garbage-collects everything else the runner owns.
     const sb = sandboxNamespace(runnerId);
     const rn = runnerNamespace(runnerId);
+    this.fence();
     await orUndefinedOn404(this.core.deleteCollectionNamespacedPod({ namespace: sb, labelSelector: `${LABEL_RUNNER}=${runnerId}`, gracePeriodSeconds: 0 }));
     for (const name of [sb, rn]) {
       const existing = await orUndefinedOn404(this.core.readNamespace({ name }));
+      if (existing && !existing.metadata?.deletionTimestamp) this.fence();
       if (existing && !existing.metadata?.deletionTimestamp) await orUndefinedOn404(this.core.deleteNamespace({ name, propagationPolicy: 'Foreground' }));
     }
     const left = await Promise.all([sb, rn].map((name) => orUndefinedOn404(this.core.readNamespace({ name }))));

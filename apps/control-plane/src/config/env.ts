@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+const TOKEN_SHAPE = /^pdk_[A-Za-z0-9_-]{16,128}$/;
+
+/**
+ * The control plane's whole configuration, read from the environment once in `main.ts`
+ * (12-factor). Nothing else reads `process.env`.
+ */
+export const EnvSchema = z.object({
+  CONTROL_PLANE_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** 127.0.0.1 by default so a dev start is not exposed; containers set 0.0.0.0. */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/paddock'),
+  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /**
+   * When set, this exact token becomes the operator organization's admin token on first start
+   * (stored hashed). When unset, a random one is generated and printed once.
+   */
+  PADDOCK_BOOTSTRAP_TOKEN: z
+    .string()
+    .regex(TOKEN_SHAPE, 'must look like pdk_<16..128 chars of [A-Za-z0-9_-]>')
+    .optional(),
+  /** If set, a generated bootstrap token is also written to this file (mode 0600). */
+  PADDOCK_TOKEN_FILE: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+  /**
+   * HMAC key for list page tokens. Unset means a random key per process: page tokens then stop
+   * working across restarts and across replicas, which is acceptable only in development.
+   */
+  PADDOCK_PAGE_TOKEN_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** How long a verified token is cached: the bound on how late a revocation takes effect. */
+  PADDOCK_TOKEN_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  /** A runner with no heartbeat for this long is marked DISCONNECTED (the docs promise ≤ 30 s). */
+  PADDOCK_HEARTBEAT_STALE_MS: z.coerce.number().int().min(1_000).max(30_000).default(15_000),
+  PADDOCK_CONNECTION_SWEEP_MS: z.coerce.number().int().min(10).max(10_000).default(2_000),
+  /** 0 disables the maintenance scheduler (tests that must not see automatic updates). */
+  PADDOCK_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  PADDOCK_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(16),
+});
+export type Env = z.infer<typeof EnvSchema>;
+
+/** Parses the environment; on failure returns a readable multi-line message instead of throwing. */
+export function parseEnv(
+  source: Record<string, string | undefined>,
+): { ok: true; env: Env } | { ok: false; message: string } {
+  // Empty strings count as unset, as most deploy tools render unset variables as "".
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const r = EnvSchema.safeParse(cleaned);
+  if (r.success) return { ok: true, env: r.data };
+  const lines = r.error.issues.map((i) => `  - ${i.path.join('.') || '(root)'}: ${i.message}`);
+  return { ok: false, message: `invalid control-plane configuration:\n${lines.join('\n')}` };
+}

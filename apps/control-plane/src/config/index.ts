@@ -1,0 +1,2 @@
+export { EnvSchema, parseEnv, type Env } from './env';
+export { AppConfig } from './app-config';

@@ -1,0 +1,35 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { migrateEventStore } from '@paddock/event-store';
+import * as identity from './20261129090000_identity';
+import * as clusters from './20261129090100_clusters';
+import * as releases from './20261129090200_releases';
+import * as runners from './20261129100000_runners';
+
+/**
+ * Static list (kysely's FileMigrationProvider cannot import .ts under vitest). Names sort by
+ * their timestamp prefix; a new migration is added here by hand.
+ */
+export const controlPlaneMigrations: Record<string, Migration> = {
+  '20261129090000_identity': identity,
+  '20261129090100_clusters': clusters,
+  '20261129090200_releases': releases,
+  '20261129100000_runners': runners,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => controlPlaneMigrations };
+
+/**
+ * Runs the event store's own migrations, then the app's. Each keeps its own migration table,
+ * so the two histories never interleave. Returns the names of the app migrations applied.
+ */
+export async function migrateControlPlane<DB>(db: Kysely<DB>): Promise<string[]> {
+  await migrateEventStore(db);
+  const { error, results } = await new Migrator({
+    db,
+    provider,
+    migrationTableName: 'cp_migration',
+    migrationLockTableName: 'cp_migration_lock',
+  }).migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(`control-plane migration failed: ${JSON.stringify(error)}`);
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

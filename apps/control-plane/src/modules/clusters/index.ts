@@ -1,0 +1,3 @@
+export { ClustersModule } from './clusters.module';
+export { ClustersService, type ResolvedCluster } from './clusters.service';
+export type { ClustersTables } from './clusters.tables';

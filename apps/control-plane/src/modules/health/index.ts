@@ -1,0 +1,3 @@
+export { HealthModule } from './health.module';
+export { Metrics } from './metrics';
+export { OpenApiDocument } from './openapi-document';

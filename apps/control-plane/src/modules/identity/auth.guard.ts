@@ -1,0 +1,48 @@
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { PaddockError } from '@paddock/contracts';
+import type { FastifyRequest } from 'fastify';
+import { OPERATOR_ONLY, PUBLIC_ROUTE, REQUIRED_ROLE, type RequestWithCaller } from './auth.decorators';
+import { roleSatisfies, type Role } from './caller';
+import { TokenVerifier } from './token-verifier';
+
+/**
+ * One message for malformed, unknown and revoked tokens, so a response never tells an attacker
+ * which of the three it hit (RELIABILITY GW-7). A missing header gets its own, more helpful text:
+ * it reveals nothing about any token.
+ */
+export const INVALID_TOKEN_MESSAGE = 'the API token is invalid, unknown or revoked; create a new one with POST /v1/tokens';
+export const MISSING_TOKEN_MESSAGE = 'request has no API token; send "Authorization: Bearer <token>"';
+
+const unauthenticated = (message: string): PaddockError => new PaddockError('unauthenticated', message);
+
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly verifier: TokenVerifier,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    if (ctx.getType() !== 'http') return true;
+    const targets = [ctx.getHandler(), ctx.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+
+    const req = ctx.switchToHttp().getRequest<FastifyRequest & RequestWithCaller>();
+    const header = req.headers.authorization;
+    if (!header) throw unauthenticated(MISSING_TOKEN_MESSAGE);
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+    const caller = match?.[1] ? await this.verifier.verify(match[1]) : undefined;
+    if (!caller) throw unauthenticated(INVALID_TOKEN_MESSAGE);
+    req.paddockCaller = caller;
+
+    const required = this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, targets);
+    if (required && !roleSatisfies(caller.role, required)) {
+      throw new PaddockError('permission_denied', `this operation requires the ${required} role; the token has ${caller.role}`);
+    }
+    if (this.reflector.getAllAndOverride<boolean>(OPERATOR_ONLY, targets) && !(caller.operator && caller.role === 'SANDBOX_ADMIN')) {
+      throw new PaddockError('permission_denied', 'this operation requires a SANDBOX_ADMIN token of the operator organization');
+    }
+    return true;
+  }
+}

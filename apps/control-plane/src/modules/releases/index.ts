@@ -1,0 +1,4 @@
+export { ReleasesModule } from './releases.module';
+export { ReleaseCatalog } from './release-catalog';
+export type { Release, PublishableChannel } from './releases.schemas';
+export type { ReleasesTables } from './releases.tables';

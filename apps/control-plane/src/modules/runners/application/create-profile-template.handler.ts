@@ -1,0 +1,55 @@
+import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import {
+  PaddockError,
+  PROFILE_TEMPLATE_STREAM_TYPE,
+  ProfileTemplateInputSchema,
+  profileTemplateStreamId,
+  snakeToCamelDeep,
+  type ProfileTemplate,
+  type ProfileTemplateCreated,
+} from '@paddock/contracts';
+import { EventStore } from '@paddock/event-store';
+import { Clock, IdGenerator } from '../../../infrastructure/tokens';
+import { ProfileTemplateRepository } from '../projections/profile-template.repository';
+import type { RunnersTables } from '../runners.tables';
+import { eventMetadata } from './event-metadata';
+import { CreateProfileTemplateCommand } from './runner.commands';
+import { fieldPath } from './runner-input';
+
+/** Legacy v1beta2: body `{ profileTemplate: {...} }` (or the template itself). */
+@CommandHandler(CreateProfileTemplateCommand)
+export class CreateProfileTemplateHandler implements ICommandHandler<CreateProfileTemplateCommand> {
+  constructor(
+    private readonly store: EventStore<RunnersTables>,
+    private readonly templates: ProfileTemplateRepository,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  async execute({ caller, body }: CreateProfileTemplateCommand): Promise<ProfileTemplate> {
+    const camel = snakeToCamelDeep(body ?? {}) as Record<string, unknown>;
+    const raw = camel.profileTemplate ?? camel;
+    const parsed = ProfileTemplateInputSchema.safeParse(raw);
+    if (!parsed.success) {
+      const violations = parsed.error.issues.map((i) => {
+        const field = fieldPath('profile_template', i.path);
+        return { field, rule: i.code, description: `${field}: ${i.message}` };
+      });
+      throw new PaddockError('invalid_argument', violations[0]?.description ?? 'invalid profile template', { reason: 'PADDOCK_VALIDATION_FAILED', violations });
+    }
+    const id = this.ids.uuid();
+    const now = this.clock.now();
+    const event: ProfileTemplateCreated = {
+      type: 'ProfileTemplateCreated',
+      data: { profileTemplateId: id, organizationId: caller.organizationId, template: parsed.data, createdAt: now.toISOString() },
+    };
+    await this.store.transaction(async (trx) => {
+      await this.store.append(profileTemplateStreamId(id), PROFILE_TEMPLATE_STREAM_TYPE, [{ ...event, metadata: eventMetadata(caller.organizationId, caller.actor, now) }], {
+        expectedVersion: 'no_stream',
+        trx,
+      });
+      await this.templates.insert(trx, caller.organizationId, id, parsed.data, now);
+    });
+    return { ...parsed.data, profileTemplateId: id, createTime: now.toISOString() };
+  }
+}

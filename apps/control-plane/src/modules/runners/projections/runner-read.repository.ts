@@ -1,0 +1,153 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { MaintenancePolicy, ReleaseChannel, RunnerConnectionStatus, StoredRunnerSpec } from '@paddock/contracts';
+import { KYSELY } from '../../../infrastructure/tokens';
+import { ReleaseCatalog } from '../../releases';
+import type { RunnersTable, RunnersTables } from '../runners.tables';
+import type { PageCursor } from './page-token';
+
+export type RunnerRow = Selectable<RunnersTable> & { create_time_text: string };
+
+export interface RunnerConnectionState {
+  organizationId: string;
+  runnerId: string;
+  connectionStatus: RunnerConnectionStatus;
+  lastHeartbeatTime: Date | null;
+}
+
+export interface RunnerMaintenanceCandidate {
+  organizationId: string;
+  runnerId: string;
+  releaseChannel: ReleaseChannel;
+  maintenancePolicy: MaintenancePolicy;
+  targetRevision: number;
+  activeRevision: number;
+  updateAvailable: boolean;
+}
+
+/** List filters after normalization (enum names in full). */
+export interface RunnerListFilters {
+  zone?: string;
+  clusterId?: string;
+  connectionStatus?: RunnerConnectionStatus;
+  runnerId?: string;
+  managementMode?: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Queries over `cp_runners`. Every read a caller can reach is scoped by organization here, in the
+ * repository, so a handler cannot forget it (API-1). The intake-facing methods are cross-org by
+ * design (they serve the control plane itself).
+ */
+@Injectable()
+export class RunnerReadRepository {
+  constructor(
+    @Inject(KYSELY) private readonly db: Kysely<RunnersTables>,
+    private readonly releases: ReleaseCatalog,
+  ) {}
+
+  private base() {
+    return this.db.selectFrom('cp_runners').selectAll().select(sql<string>`create_time::text`.as('create_time_text'));
+  }
+
+  /** By the operator-assigned runner id, else by the server uid. */
+  async findByRef(organizationId: string, ref: string): Promise<RunnerRow | undefined> {
+    const byId = await this.base().where('organization_id', '=', organizationId).where('runner_id', '=', ref).executeTakeFirst();
+    if (byId || !UUID.test(ref)) return byId;
+    return this.base().where('organization_id', '=', organizationId).where('uid', '=', ref.toLowerCase()).executeTakeFirst();
+  }
+
+  async findByUid(uid: string): Promise<RunnerRow | undefined> {
+    return this.base().where('uid', '=', uid).executeTakeFirst();
+  }
+
+  /** One page in (create_time, uid) order, keyset after `after`; returns up to `limit + 1` rows. */
+  async listPage(organizationId: string, filters: RunnerListFilters, limit: number, after: PageCursor | undefined): Promise<RunnerRow[]> {
+    let q = this.base().where('organization_id', '=', organizationId);
+    if (filters.zone !== undefined) q = q.where('zone', '=', filters.zone);
+    if (filters.clusterId !== undefined) {
+      const c = filters.clusterId;
+      // Older runners may carry a cluster name where the id belongs; the filter accepts either.
+      q = q.where((eb) => eb.or([eb('cluster_id', '=', c), eb('cluster_name', '=', c)]));
+    }
+    if (filters.connectionStatus !== undefined) q = q.where('connection_status', '=', filters.connectionStatus);
+    if (filters.runnerId !== undefined) q = q.where('runner_id', '=', filters.runnerId);
+    // Every v1 runner is managed; a self-managed filter matches nothing.
+    if (filters.managementMode === 'MANAGEMENT_MODE_SELF_MANAGED') q = q.where(sql<boolean>`false`);
+    if (after) q = q.where(sql<boolean>`(create_time, uid) > (${after.createTime}::timestamptz, ${after.uid}::uuid)`);
+    return q.orderBy('create_time').orderBy('uid').limit(limit + 1).execute();
+  }
+
+  /** Newest release revision per channel, for `updateAvailable`. */
+  async latestRevisions(channels: Iterable<string>): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const channel of new Set(channels)) {
+      try {
+        out.set(channel, (await this.releases.latest(channel as ReleaseChannel)).revision);
+      } catch {
+        // No release published on the channel yet: nothing to update to.
+        out.set(channel, 0);
+      }
+    }
+    return out;
+  }
+
+  /** Heartbeat bookkeeping (not an event). False when no such runner exists. */
+  async touchHeartbeat(
+    organizationId: string,
+    runnerId: string,
+    at: Date,
+    observed: { revision: number; policyEtag: string | null; usingDefaultPolicy: boolean },
+  ): Promise<boolean> {
+    const r = await this.db
+      .updateTable('cp_runners')
+      .set({
+        last_heartbeat_time: at,
+        observed_revision: observed.revision,
+        observed_policy_etag: observed.policyEtag,
+        observed_using_default_policy: observed.usingDefaultPolicy,
+      })
+      .where('organization_id', '=', organizationId)
+      .where('runner_id', '=', runnerId)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async listConnectionStates(): Promise<RunnerConnectionState[]> {
+    const rows = await this.db
+      .selectFrom('cp_runners')
+      .select(['organization_id', 'runner_id', 'connection_status', 'last_heartbeat_time'])
+      .execute();
+    return rows.map((r) => ({
+      organizationId: r.organization_id,
+      runnerId: r.runner_id,
+      connectionStatus: r.connection_status as RunnerConnectionStatus,
+      lastHeartbeatTime: r.last_heartbeat_time,
+    }));
+  }
+
+  /** Live (not deleting) runners with what the maintenance scheduler needs. */
+  async listForMaintenance(): Promise<RunnerMaintenanceCandidate[]> {
+    const rows = await this.db
+      .selectFrom('cp_runners')
+      .select(['organization_id', 'runner_id', 'spec', 'target_revision', 'active_revision'])
+      .where('install_status', '!=', 'RUNNER_INSTALL_STATUS_DELETING')
+      .execute();
+    const specs = rows.map((r) => r.spec as StoredRunnerSpec);
+    const latest = await this.latestRevisions(specs.map((s) => s.releaseChannel));
+    return rows.map((r, i) => {
+      const spec = specs[i] as StoredRunnerSpec;
+      return {
+        organizationId: r.organization_id,
+        runnerId: r.runner_id,
+        releaseChannel: spec.releaseChannel,
+        maintenancePolicy: spec.maintenancePolicy,
+        targetRevision: r.target_revision,
+        activeRevision: r.active_revision,
+        updateAvailable: (latest.get(spec.releaseChannel) ?? 0) > r.target_revision,
+      };
+    });
+  }
+}

@@ -1,0 +1,77 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.runnerErrors = void 0;
+exports.invalidRequest = invalidRequest;
+exports.toPaddockError = toPaddockError;
+const contracts_1 = require("@paddock/contracts");
+/** Every error the runner replies with; each names the object and what to do. */
+exports.runnerErrors = {
+    sandboxNotFound: (sandboxId) => new contracts_1.PaddockError('not_found', `sandbox ${sandboxId} not found on this runner`, {
+        reason: 'CWSANDBOX_SANDBOX_NOT_FOUND',
+        metadata: { sandboxId },
+    }),
+    notRunning: (sandboxId, state) => new contracts_1.PaddockError('failed_precondition', `sandbox ${sandboxId} is ${state}, not STATE_RUNNING; wait until it runs`, {
+        reason: 'CWSANDBOX_SANDBOX_NOT_RUNNING',
+        metadata: { sandboxId, state },
+    }),
+    terminated: (sandboxId, state) => new contracts_1.PaddockError('failed_precondition', `sandbox ${sandboxId} has ended (${state})`, {
+        reason: 'CWSANDBOX_SANDBOX_TERMINATED',
+        metadata: { sandboxId, state },
+    }),
+    alreadyExists: (sandboxId) => new contracts_1.PaddockError('already_exists', `sandbox ${sandboxId} already exists with a different spec; choose a new sandboxId`, {
+        reason: 'CWSANDBOX_INVALID_REQUEST',
+        violations: [
+            { field: 'sandboxId', rule: 'unique', description: 'a create with this sandboxId was already accepted with another spec' },
+        ],
+    }),
+    policyViolation: (violations) => new contracts_1.PaddockError('invalid_argument', `the sandbox spec violates the runner policy: ${violations.map((v) => `${v.field} (${v.rule})`).join(', ')}`, { reason: 'CWSANDBOX_POLICY_VIOLATION', violations }),
+    atCapacity: (detail) => new contracts_1.PaddockError('resource_exhausted', `runner is at capacity: ${detail}; retry later or on another runner`, {
+        reason: 'CWSANDBOX_RUNNER_AT_CAPACITY',
+    }),
+    fileNotFound: (path) => new contracts_1.PaddockError('not_found', `file ${path} not found in the sandbox`, { reason: 'CWSANDBOX_FILE_NOT_FOUND', metadata: { path } }),
+    fileTooLarge: (path, size, limit) => new contracts_1.PaddockError('invalid_argument', `file ${path} is ${size} bytes, over the ${limit}-byte inline limit; read it with a streamId`, {
+        reason: 'CWSANDBOX_FILE_TOO_LARGE',
+        violations: [{ field: 'path', rule: 'max_inline_bytes', description: 'file too large for an inline read', requested: size, limit }],
+    }),
+};
+/** A request body that failed its schema: every issue becomes a field violation. */
+function invalidRequest(error) {
+    const violations = error.issues.map((i) => ({
+        field: i.path.map(String).join('.') || '(body)',
+        rule: i.code,
+        description: i.message,
+    }));
+    return new contracts_1.PaddockError('invalid_argument', `invalid request: ${violations.map((v) => `${v.field}: ${v.description}`).join('; ')}`, {
+        reason: 'CWSANDBOX_INVALID_REQUEST',
+        violations,
+    });
+}
+/**
+ * Maps whatever a backend threw to the wire error model. Backends may throw PaddockError
+ * themselves; file-system errno codes map to the data-plane reasons of SPEC §4.15.
+ */
+function toPaddockError(e, context = {}) {
+    if ((0, contracts_1.isPaddockError)(e))
+        return e;
+    const code = typeof e === 'object' && e !== null ? e.code : undefined;
+    const message = e instanceof Error ? e.message : String(e);
+    const path = context.path ?? '';
+    switch (code) {
+        case 'ENOENT':
+            return exports.runnerErrors.fileNotFound(path);
+        case 'EISDIR':
+            return new contracts_1.PaddockError('invalid_argument', `${path} is a directory`, { reason: 'CWSANDBOX_INVALID_REQUEST' });
+        case 'ENOTDIR':
+            return new contracts_1.PaddockError('invalid_argument', `${path}: a parent is not a directory`, { reason: 'CWSANDBOX_INVALID_REQUEST' });
+        case 'EACCES':
+        case 'EPERM':
+            return new contracts_1.PaddockError('permission_denied', `permission denied on ${path}`, { reason: 'CWSANDBOX_INVALID_REQUEST' });
+        case 'EFBIG':
+        case 'ENOSPC':
+        case 'EDQUOT':
+            return new contracts_1.PaddockError('resource_exhausted', `no space left writing ${path}: ${message}`, { reason: 'CWSANDBOX_FILE_TOO_LARGE' });
+        default:
+            return new contracts_1.PaddockError('internal', `runner error: ${message}`, { reason: 'CWSANDBOX_INTERNAL' });
+    }
+}
+//# sourceMappingURL=errors.js.map

@@ -1,0 +1,78 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { connect } from '@nats-io/transport-node';
+import { Pool } from 'pg';
+import { latencyStats, timeSequential } from '@paddock/testing';
+
+/**
+ * The bare parts of the create path, measured in the same run as the gateway figures: one
+ * Fastify request, two Postgres commits, one NATS request/reply, one bwrap spawn in a cgroup.
+ */
+export async function fastifyRoundTripMs(n: number): Promise<number[]> {
+  const app = Fastify();
+  app.get('/', async () => ({ ok: true }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/`;
+  const samples = await timeSequential(async () => (await fetch(url)).json(), n);
+  await app.close();
+  return samples;
+}
+
+export async function twoPgCommitsMs(databaseUrl: string, n: number): Promise<number[]> {
+  const pool = new Pool({ connectionString: databaseUrl, max: 2 });
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_floor (id serial PRIMARY KEY, v text)');
+  const samples = await timeSequential(async () => {
+    await pool.query('INSERT INTO bench_floor (v) VALUES ($1)', ['a']);
+    await pool.query('INSERT INTO bench_floor (v) VALUES ($1)', ['b']);
+  }, n);
+  await pool.end();
+  return samples;
+}
+
+export async function natsRequestReplyMs(natsUrl: string, n: number): Promise<number[]> {
+  const server = await connect({ servers: natsUrl });
+  const client = await connect({ servers: natsUrl });
+  server.subscribe('bench.floor.echo', { callback: (_e, m) => void m.respond(m.data) });
+  await server.flush();
+  const samples = await timeSequential(() => client.request('bench.floor.echo', '{}', { timeout: 5000 }), n);
+  await client.close();
+  await server.close();
+  return samples;
+}
+
+/** `sh` joins fresh cpu/memory/pids cgroups (v1) then execs bwrap, whose shell prints "ready". */
+export async function bwrapInCgroupMs(n: number): Promise<number[]> {
+  const base = '/sys/fs/cgroup';
+  const controllers = ['cpu', 'memory', 'pids'].filter((c) => existsSync(join(base, c)));
+  let k = 0;
+  const once = async (): Promise<void> => {
+    const dirs = controllers.map((c) => join(base, c, `paddock-bench-floor-${process.pid}-${k}`));
+    k++;
+    for (const d of dirs) mkdirSync(d, { recursive: true });
+    const memDir = dirs.find((d) => d.includes('/memory/'));
+    if (memDir) writeFileSync(join(memDir, 'memory.limit_in_bytes'), String(256 * 1024 * 1024));
+    const join_ = dirs.map((d) => `echo $$ > ${d}/cgroup.procs`).join('; ');
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn('sh', ['-c', `${join_}; exec bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent sh -c 'echo ready'`], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      child.stdout.once('data', () => resolve());
+      child.once('error', reject);
+      child.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`bwrap exited ${code}`))));
+    });
+    await new Promise((r) => setTimeout(r, 5));
+    for (const d of dirs) {
+      try {
+        rmdirSync(d);
+      } catch {
+        // the process may still be exiting; leftovers are empty cgroups
+      }
+    }
+  };
+  return timeSequential(once, n, 3);
+}
+
+export const p50 = (s: number[]): number => latencyStats(s).p50;

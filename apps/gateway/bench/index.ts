@@ -1,0 +1,155 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { subjects } from '@paddock/contracts';
+import { latencyStats, report, row, startNats, startPostgres, timeSequential, waitFor, type BenchRow } from '@paddock/testing';
+import { createGatewayDb } from '../src/db/database';
+import { migrateGatewayToLatest } from '../src/db/migrate';
+import { createControlPlaneTables, createOrganization, issueToken, upsertRunnerPolicy } from '../test/support/control-plane-tables';
+import { startRunner } from '../test/support/runners';
+import { IMAGE } from '../test/support/cluster';
+import { bwrapInCgroupMs, fastifyRoundTripMs, natsRequestReplyMs, p50, twoPgCommitsMs } from './floors';
+
+/**
+ * Gateway benchmarks beside the floor of the same path with bare parts, measured in this run.
+ * N scales with PADDOCK_BENCH_N (default 40 sequential creates, a burst of 50, 200 execs).
+ */
+const N = Number(process.env.PADDOCK_BENCH_N ?? 30);
+const BURST = 50;
+const EXECS = 100;
+const progress = (stage: string): void => void process.stderr.write(`[bench] ${new Date().toISOString()} ${stage}\n`);
+
+async function main(): Promise<void> {
+  const [pg, nats] = await Promise.all([startPostgres(), startNats()]);
+  const databaseUrl = await pg.createDatabase('bench');
+  const db = createGatewayDb(databaseUrl, 2);
+  await createControlPlaneTables(db);
+  await migrateGatewayToLatest(db);
+  const orgId = await createOrganization(db, 'bench');
+  const { token } = await issueToken(db, orgId);
+  await upsertRunnerPolicy(db, orgId, 'r-bench', {}, 'etag-r-bench');
+
+  const runner = startRunner({ runnerId: 'r-bench', organizationId: orgId, natsUrl: nats.url, policy: {}, policyEtag: 'etag-r-bench', heartbeatMs: 1000, capacitySandboxes: 500 });
+  const port = 18000 + Math.floor(Math.random() * 2000);
+  // The gateway as its own process (its Nest shell injects by explicit tokens, so tsx runs it).
+  const gateway: ChildProcess = spawn(process.execPath, ['--conditions=@paddock/source', '--import', 'tsx', join(__dirname, '..', 'src', 'main.ts')], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, NATS_URL: nats.url, GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_LOG_LEVEL: 'error' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const spec = { containers: [{ image: IMAGE, resources: { cpu: '100m', memory: '128Mi' } }] };
+  const created: string[] = [];
+
+  try {
+    await waitFor(
+      async () => {
+        const r = await fetch(`${base}/v1/sandboxes:explain`, { method: 'POST', headers, body: JSON.stringify({ spec }) });
+        return r.ok && ((await r.json()) as { wouldPlaceOn: string | null }).wouldPlaceOn === 'r-bench';
+      },
+      { timeoutMs: 180_000, intervalMs: 250, what: 'gateway up and runner heartbeating' },
+    );
+
+    const createToRunning = async (): Promise<number> => {
+      const t0 = performance.now();
+      const r = await fetch(`${base}/v1/sandboxes`, { method: 'POST', headers, body: JSON.stringify({ spec }) });
+      const sb = (await r.json()) as { sandboxId: string; status: { state: string } };
+      if (!r.ok) throw new Error(`create failed: ${JSON.stringify(sb)}`);
+      created.push(sb.sandboxId);
+      let state = sb.status.state;
+      while (state !== 'STATE_RUNNING') {
+        if (state === 'STATE_FAILED') throw new Error(`sandbox failed: ${sb.sandboxId}`);
+        await new Promise((res) => setTimeout(res, 1));
+        state = ((await (await fetch(`${base}/v1/sandboxes/${sb.sandboxId}`, { headers })).json()) as { status: { state: string } }).status.state;
+      }
+      return performance.now() - t0;
+    };
+    const cleanup = async (): Promise<void> => {
+      await Promise.all(created.splice(0).map((id) => fetch(`${base}/v1/sandboxes/${id}`, { method: 'DELETE', headers: { authorization: headers.authorization } })));
+    };
+
+    progress('gateway up; measuring floors');
+    // Floors of the bare parts (same machine, same run).
+    const fastifyMs = await fastifyRoundTripMs(300);
+    const pgMs = await twoPgCommitsMs(databaseUrl, 300);
+    const natsMs = await natsRequestReplyMs(nats.url, 300);
+    const bwrapMs = await bwrapInCgroupMs(Math.max(20, N));
+    const floorP50 = p50(fastifyMs) + p50(pgMs) + p50(natsMs) + p50(bwrapMs);
+    const floorP99 = latencyStats(fastifyMs).p99 + latencyStats(pgMs).p99 + latencyStats(natsMs).p99 + latencyStats(bwrapMs).p99;
+
+    progress('create → RUNNING sequential');
+    // create → RUNNING, sequential.
+    await createToRunning();
+    await cleanup();
+    const seq: number[] = [];
+    for (let i = 0; i < N; i++) seq.push(await createToRunning());
+    await cleanup();
+    const seqStats = latencyStats(seq);
+
+    progress('create → RUNNING burst');
+    // create → RUNNING, burst of 50 at once.
+    const burst = await Promise.all(Array.from({ length: BURST }, () => createToRunning()));
+    await cleanup();
+    const burstStats = latencyStats(burst);
+
+    progress('exec round trips');
+    // Exec round trip: through the gateway (HTTP unary :exec) and straight to the runner (NATS).
+    const sbId = await (async () => {
+      await createToRunning();
+      return created[0] as string;
+    })();
+    const nc = await connect({ servers: nats.url });
+    progress('exec via gateway');
+    let lost = 0;
+    const viaGateway = (
+      await timeSequential(async () => {
+        const r = await fetch(`${base}/v1/sandboxes/${sbId}:exec`, { method: 'POST', headers, body: JSON.stringify({ command: ['true'], timeoutSeconds: 5 }) });
+        if (!r.ok) lost++;
+        await r.json();
+      }, EXECS)
+    ).filter((ms) => ms < 5_000);
+    progress('exec straight to the runner');
+    const direct = (
+      await timeSequential(
+        () =>
+          nc
+            .request(subjects.runnerRpc('r-bench', 'exec'), JSON.stringify({ sandboxId: sbId, organizationId: orgId, argv: ['true'], timeoutSeconds: 5 }), { timeout: 5_000 })
+            .catch(() => void lost++),
+        EXECS,
+      )
+    ).filter((ms) => ms < 5_000);
+    await nc.close();
+    await cleanup();
+    const gw = latencyStats(viaGateway);
+    const raw = latencyStats(direct);
+
+    const rows: BenchRow[] = [
+      row('floor: fastify request', 'ms p50', [p50(fastifyMs)]),
+      row('floor: two postgres commits', 'ms p50', [p50(pgMs)]),
+      row('floor: nats request/reply', 'ms p50', [p50(natsMs)]),
+      row('floor: bwrap spawn in cgroups', 'ms p50', [p50(bwrapMs)]),
+      row('create → RUNNING sequential p50', 'ms', [seqStats.p50], { floor: { name: 'sum of bare parts p50', median: floorP50 }, target: '≤ 3× floor' }),
+      row('create → RUNNING sequential p99', 'ms', [seqStats.p99], { floor: { name: 'sum of bare parts p99', median: floorP99 } }),
+      row(`create → RUNNING burst of ${BURST} p50`, 'ms', [burstStats.p50], { floor: { name: 'sum of bare parts p50', median: floorP50 } }),
+      row(`create → RUNNING burst of ${BURST} p99`, 'ms', [burstStats.p99], { target: '< 100 ms' }),
+      row('exec round trip via gateway p50', 'ms', [gw.p50], { floor: { name: 'exec straight to runner (NATS) p50', median: raw.p50 } }),
+      row('exec round trip via gateway p99', 'ms', [gw.p99], { floor: { name: 'exec straight to runner (NATS) p99', median: raw.p99 } }),
+      row('gateway overhead on exec p50', 'ms', [gw.p50 - raw.p50], { target: '< 2 ms', note: lost ? `${lost} exec replies lost or timed out (excluded)` : undefined }),
+    ];
+    report('gateway', rows);
+  } finally {
+    gateway.kill('SIGTERM');
+    await runner.stop();
+    await db.destroy();
+    await nats.stop();
+    pg.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

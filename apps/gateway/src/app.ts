@@ -1,0 +1,180 @@
+import 'reflect-metadata';
+import websocket from '@fastify/websocket';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import type { LogLevel } from '@nestjs/common';
+import { GatewayModule } from './app.module';
+import { TokenAuthenticator } from './auth/token-authenticator';
+import type { GatewayConfig } from './config/env';
+import { createGatewayDb, type GatewayDatabase } from './db/database';
+import { migrateGatewayToLatest } from './db/migrate';
+import { registerExecWebSocket } from './http/exec-websocket';
+import { AUTH, HEALTH, LIFECYCLE, METRICS, OPS, type HealthProbe } from './http/tokens';
+import { GatewayMetrics } from './observability/metrics';
+import { PlacementService } from './placement/placement.service';
+import { HeartbeatListener } from './runners/heartbeat.listener';
+import { PolicySource } from './runners/policy-source';
+import { RunnerClient } from './runners/runner-client';
+import { RunnerRegistry } from './runners/runner-registry';
+import { Reconciler } from './sandboxes/reconciler';
+import { SandboxLifecycleService } from './sandboxes/sandbox-lifecycle.service';
+import { SandboxOpsService } from './sandboxes/sandbox-ops.service';
+import { SandboxRepository } from './sandboxes/sandbox.repository';
+import { StateEventsConsumer } from './sandboxes/state-events.consumer';
+
+export interface RunningGateway {
+  app: NestFastifyApplication;
+  url: string;
+  config: GatewayConfig;
+  db: Kysely<GatewayDatabase>;
+  nc: NatsConnection;
+  registry: RunnerRegistry;
+  reconciler: Reconciler;
+  metrics: GatewayMetrics;
+  openapi: OpenAPIObject;
+  close(): Promise<void>;
+}
+
+const LOG_LEVELS: Record<GatewayConfig['logLevel'], LogLevel[] | false> = {
+  silent: false,
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  log: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
+};
+
+export function buildOpenApi(app: NestFastifyApplication): OpenAPIObject {
+  const cfg = new DocumentBuilder()
+    .setTitle('Paddock gateway (sandbox data plane)')
+    .setVersion('0.0.0')
+    .setDescription('REST surface of the sandbox data plane; the WebSocket exec stream is documented in the README.')
+    .addBearerAuth()
+    .build();
+  return SwaggerModule.createDocument(app, cfg);
+}
+
+/**
+ * Composition root: migrates its own tables, connects NATS, wires the services, starts the
+ * heartbeat listener, the state-event consumer and the reconciler, and listens.
+ */
+export async function createGateway(config: GatewayConfig, opts: { migrate?: boolean } = {}): Promise<RunningGateway> {
+  const log = (e: unknown): void => {
+    if (config.logLevel !== 'silent') console.error('[gateway]', e instanceof Error ? e.message : e);
+  };
+  const db = createGatewayDb(config.databaseUrl, 20);
+  if (opts.migrate !== false) await migrateGatewayToLatest(db);
+  const nc = await connect({
+    servers: config.natsUrl,
+    name: 'paddock-gateway',
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 200,
+    // The gateway must come back on its own after a NATS outage.
+    waitOnFirstConnect: true,
+  });
+  const metrics = new GatewayMetrics(true);
+  const registry = new RunnerRegistry();
+  const runners = new RunnerClient(nc, config.rpcTimeoutMs);
+  const repo = new SandboxRepository(db);
+  const placement = new PlacementService(registry, new PolicySource(db));
+  const lifecycle = new SandboxLifecycleService(repo, placement, runners, metrics);
+  const ops = new SandboxOpsService(lifecycle, runners, config.rpcTimeoutMs);
+  const auth = new TokenAuthenticator(db, config.authCacheMs);
+  const heartbeats = new HeartbeatListener(nc, registry, log);
+  const events = new StateEventsConsumer(nc, repo, metrics, log);
+  const reconciler = new Reconciler(
+    repo,
+    runners,
+    registry,
+    metrics,
+    { intervalMs: config.reconcileIntervalMs, stuckAfterMs: config.stuckAfterMs, runnerLostGraceMs: config.runnerLostGraceMs },
+    log,
+  );
+  const health: HealthProbe = {
+    async ready() {
+      const checks: Record<string, string> = {};
+      try {
+        await sql`SELECT 1`.execute(db);
+        checks.database = 'ok';
+      } catch (e) {
+        checks.database = e instanceof Error ? e.message : 'error';
+      }
+      checks.nats = nc.isClosed() ? 'closed' : 'ok';
+      return { ok: Object.values(checks).every((c) => c === 'ok'), checks };
+    },
+  };
+
+  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    GatewayModule.register([
+      { provide: LIFECYCLE, useValue: lifecycle },
+      { provide: OPS, useValue: ops },
+      { provide: AUTH, useValue: auth },
+      { provide: HEALTH, useValue: health },
+      { provide: METRICS, useValue: metrics },
+    ]),
+    adapter,
+    // Body parsers are ours (below): Nest's would refuse an empty JSON body.
+    { logger: LOG_LEVELS[config.logLevel], bodyParser: false },
+  );
+  const fastify = app.getHttpAdapter().getInstance();
+  // An empty JSON body (DELETE with a content-type header, curl -H ...) is "no body", not an error.
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.bodyLimitBytes }, (_req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text) as unknown);
+    } catch {
+      done(Object.assign(new Error('request body is not valid JSON'), { statusCode: 400 }), undefined);
+    }
+  });
+  fastify.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: config.bodyLimitBytes }, (_req, body, done) =>
+    done(null, body),
+  );
+  fastify.addHook('onResponse', (req, reply, done) => {
+    metrics.httpDuration.observe(
+      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+    done();
+  });
+  await app.register(websocket);
+  registerExecWebSocket(fastify, auth, ops);
+  const openapi = buildOpenApi(app);
+  fastify.get('/openapi.json', (_req, reply) => reply.send(openapi));
+  app.enableShutdownHooks();
+
+  heartbeats.start();
+  events.start();
+  await app.listen(config.port, config.host);
+  reconciler.start();
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+
+  let closed = false;
+  return {
+    app,
+    url: `http://127.0.0.1:${port}`,
+    config,
+    db,
+    nc,
+    registry,
+    reconciler,
+    metrics,
+    openapi,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await reconciler.stop();
+      heartbeats.stop();
+      await app.close();
+      await events.stop();
+      await nc.drain().catch(() => undefined);
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+/**
+ * The gateway's whole configuration, from the environment (12-factor). Durations are in
+ * milliseconds unless the name says otherwise. Tests build a config with `parseGatewayEnv({...})`.
+ */
+const ms = (def: number) => z.coerce.number().int().nonnegative().default(def);
+
+export const GatewayEnvSchema = z.object({
+  GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  GATEWAY_HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().min(1, 'DATABASE_URL is required'),
+  NATS_URL: z.string().min(1, 'NATS_URL is required'),
+  /** How long a token lookup (hit or miss) is trusted: the bound on revocation delay. */
+  GATEWAY_AUTH_CACHE_MS: ms(5_000),
+  /** Period of the reconciler (re-drive stuck sandboxes, runner-lost, reap unknown). */
+  GATEWAY_RECONCILE_INTERVAL_MS: ms(3_000),
+  /** A non-terminal sandbox untouched this long is re-driven by the reconciler. */
+  GATEWAY_STUCK_AFTER_MS: ms(2_000),
+  /** A runner silent for this long (beyond 3 heartbeat intervals) loses its sandboxes (FAILED RUNNER_LOST). */
+  GATEWAY_RUNNER_LOST_GRACE_MS: ms(15_000),
+  /** Timeout of one request/reply to a runner. */
+  GATEWAY_RPC_TIMEOUT_MS: ms(5_000),
+  /** Maximum body of a JSON request (file writes are base64 inside JSON). */
+  GATEWAY_BODY_LIMIT_BYTES: ms(96 * 1024 * 1024),
+  GATEWAY_LOG_LEVEL: z.enum(['silent', 'error', 'warn', 'log', 'debug']).default('log'),
+});
+export type GatewayEnv = z.infer<typeof GatewayEnvSchema>;
+
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  natsUrl: string;
+  authCacheMs: number;
+  reconcileIntervalMs: number;
+  stuckAfterMs: number;
+  runnerLostGraceMs: number;
+  rpcTimeoutMs: number;
+  bodyLimitBytes: number;
+  logLevel: GatewayEnv['GATEWAY_LOG_LEVEL'];
+}
+
+export function parseGatewayEnv(env: Record<string, string | undefined>): GatewayConfig {
+  const r = GatewayEnvSchema.safeParse(env);
+  if (!r.success) {
+    const lines = r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid gateway configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = r.data;
+  return {
+    port: e.GATEWAY_PORT,
+    host: e.GATEWAY_HOST,
+    databaseUrl: e.DATABASE_URL,
+    natsUrl: e.NATS_URL,
+    authCacheMs: e.GATEWAY_AUTH_CACHE_MS,
+    reconcileIntervalMs: e.GATEWAY_RECONCILE_INTERVAL_MS,
+    stuckAfterMs: e.GATEWAY_STUCK_AFTER_MS,
+    runnerLostGraceMs: e.GATEWAY_RUNNER_LOST_GRACE_MS,
+    rpcTimeoutMs: e.GATEWAY_RPC_TIMEOUT_MS,
+    bodyLimitBytes: e.GATEWAY_BODY_LIMIT_BYTES,
+    logLevel: e.GATEWAY_LOG_LEVEL,
+  };
+}

@@ -1,0 +1,80 @@
+import { Kysely, PostgresDialect, type ColumnType, type Generated } from 'kysely';
+import { Pool, types } from 'pg';
+
+// int8 (state_sequence) as a JS number: sequences are microsecond clocks, well inside 2^53.
+types.setTypeParser(20, (v) => Number(v));
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface PlacementVerdictRow {
+  runnerId: string;
+  admitted: boolean | null;
+  violations: { field: string; rule: string; description: string }[];
+  /** `policy-unknown`: the runner's policy could not be fetched; the runner itself decided. */
+  note?: string;
+}
+
+export interface PlacementRecord {
+  decidedAt: string;
+  candidates: string[];
+  verdicts: PlacementVerdictRow[];
+  attempts: { runnerId: string; outcome: string; code?: string; message?: string }[];
+  winner: string | null;
+}
+
+export interface GwSandboxesTable {
+  id: string;
+  organization_id: string;
+  request_id: string | null;
+  request_fingerprint: string;
+  spec: Json<unknown>;
+  tags: ColumnType<string[], string[] | undefined, string[]>;
+  state: string;
+  state_reason: string | null;
+  message: string | null;
+  exit_code: number | null;
+  state_sequence: Generated<number>;
+  runner_id: string;
+  runner_group_id: Generated<string>;
+  placement: Json<PlacementRecord>;
+  effective: Json<Record<string, unknown> | null> | null;
+  create_attempts: Generated<number>;
+  runner_acknowledged: Generated<boolean>;
+  delete_requested_at: Timestamp | null;
+  delete_grace_seconds: Generated<number>;
+  create_time: Timestamp;
+  start_time: Timestamp | null;
+  end_time: Timestamp | null;
+  updated_at: Timestamp;
+}
+
+/** Control-plane tables the gateway reads (never writes). */
+export interface CpApiTokensTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  role: string;
+  token_hash: string;
+  token_prefix: string;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+}
+export interface CpOrganizationsTable {
+  id: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface GatewayDatabase {
+  gw_sandboxes: GwSandboxesTable;
+  cp_api_tokens: CpApiTokensTable;
+  cp_organizations: CpOrganizationsTable;
+}
+
+export function createGatewayDb(databaseUrl: string, max = 10): Kysely<GatewayDatabase> {
+  return new Kysely<GatewayDatabase>({
+    dialect: new PostgresDialect({ pool: new Pool({ connectionString: databaseUrl, max }) }),
+  });
+}

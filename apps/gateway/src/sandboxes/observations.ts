@@ -1,0 +1,37 @@
+import type { Sandbox, SandboxStateEvent } from '@paddock/contracts';
+import type { RunnerObservation } from './sandbox.repository';
+import { STATE_RANK } from './sandbox-view';
+
+/** The `effective*` echoes of a runner's sandbox status, stored as-is. */
+function effectiveOf(sb: Sandbox): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(sb.status)) if (k.startsWith('effective') && v !== undefined) out[k] = v;
+  return Object.keys(out).length ? out : undefined;
+}
+
+export function observationFromSandbox(sb: Sandbox): RunnerObservation {
+  const s = sb.status;
+  const at = s.endTime ?? s.startTime ?? s.createTime;
+  return {
+    state: s.state,
+    rank: STATE_RANK[s.state],
+    reason: s.stateReason,
+    message: s.message,
+    exitCode: s.exitCode,
+    sequence: 0,
+    at: new Date(at),
+    effective: effectiveOf(sb),
+  };
+}
+
+export function observationFromEvent(e: SandboxStateEvent): RunnerObservation {
+  return {
+    state: e.state,
+    rank: STATE_RANK[e.state],
+    reason: e.reason,
+    message: e.message,
+    exitCode: e.exitCode,
+    sequence: e.sequence,
+    at: new Date(e.at),
+  };
+}

@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import { PaddockError, type FieldViolation, type SandboxSpec } from '@paddock/contracts';
+import type { PlacementRecord } from '../db/database';
+import type { GatewayMetrics } from '../observability/metrics';
+import { violationsByRunner, type PlacementPlan } from '../placement/placement';
+import type { PlacementService } from '../placement/placement.service';
+import { RunnerTransportError, type RunnerClient } from '../runners/runner-client';
+import type { Principal } from '../auth/token-authenticator';
+import { observationFromSandbox } from './observations';
+import { invalid, parseCreateRequest } from './request-parsing';
+import type { SandboxRepository } from './sandbox.repository';
+import { isTerminalRow, toView, type SandboxRow, type SandboxView } from './sandbox-view';
+
+/** The error every lookup of a missing or foreign sandbox gives, byte for byte. */
+export function sandboxNotFound(): PaddockError {
+  return new PaddockError('not_found', 'sandbox not found', { reason: 'CWSANDBOX_SANDBOX_NOT_FOUND' });
+}
+
+export interface ExplainResult {
+  candidates: string[];
+  verdicts: PlacementPlan['verdicts'];
+  /** Runners a create would try, in order; the first is where it would land. */
+  order: string[];
+  wouldPlaceOn: string | null;
+}
+
+export interface ListQuery {
+  pageSize?: number;
+  pageToken?: string;
+  tags?: string[];
+  state?: string;
+  runnerIds?: string[];
+  showTerminated?: boolean;
+}
+
+/** Retryable refusals: the next candidate may do better. */
+const TRY_NEXT = new Set(['resource_exhausted', 'unavailable', 'deadline_exceeded', 'internal', 'failed_precondition', 'invalid_argument']);
+
+/**
+ * Create, read, list and delete. The database row is the system of record: it is written before
+ * any runner hears of the sandbox, and runner news only ever moves it forward.
+ */
+export class SandboxLifecycleService {
+  constructor(
+    private readonly repo: SandboxRepository,
+    private readonly placement: PlacementService,
+    private readonly runners: RunnerClient,
+    private readonly metrics: GatewayMetrics,
+    private readonly newId: () => string = randomUUID,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async explain(principal: Principal, body: unknown): Promise<ExplainResult> {
+    const { spec } = parseCreateRequest(body, undefined);
+    const plan = await this.placement.plan(principal.organizationId, spec);
+    return { candidates: plan.candidates, verdicts: plan.verdicts, order: plan.order, wouldPlaceOn: plan.order[0] ?? null };
+  }
+
+  async create(principal: Principal, body: unknown, queryRequestId?: string): Promise<{ view: SandboxView; created: boolean }> {
+    const req = parseCreateRequest(body, queryRequestId);
+    if (req.requestId) {
+      const prior = await this.repo.findByRequestId(principal.organizationId, req.requestId);
+      if (prior) return { view: toView(this.sameRequest(prior, req.fingerprint)), created: false };
+    }
+    const plan = await this.placement.plan(principal.organizationId, req.spec);
+    this.refuseUnplaceable(plan, req.spec);
+    const first = plan.order[0] as string;
+    const placement: PlacementRecord = {
+      decidedAt: this.now().toISOString(),
+      candidates: plan.candidates,
+      verdicts: plan.verdicts,
+      attempts: [],
+      winner: null,
+    };
+    const { row, created } = await this.repo.insertPending({
+      id: this.newId(),
+      organizationId: principal.organizationId,
+      requestId: req.requestId,
+      requestFingerprint: req.fingerprint,
+      spec: req.spec,
+      tags: req.spec.tags ?? [],
+      runnerId: first,
+      runnerGroupId: this.placement.runnerGroupOf(first),
+      placement,
+      now: this.now(),
+    });
+    if (!created) return { view: toView(this.sameRequest(row, req.fingerprint)), created: false };
+    return { view: await this.drivePlacement(row, plan, req.spec, principal.organizationId), created: true };
+  }
+
+  /** Tries the plan's runners in order until one accepts; see the README for the outcomes. */
+  private async drivePlacement(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string): Promise<SandboxView> {
+    const placement = row.placement;
+    let current = row.runner_id;
+    let firstAmbiguous: string | null = null;
+    const refusals: PaddockError[] = [];
+    for (const runnerId of plan.order) {
+      if (runnerId !== current) {
+        const moved = await this.repo.reassign(row.id, current, runnerId, this.placement.runnerGroupOf(runnerId), placement, this.now());
+        if (!moved) break; // someone else (the reconciler) owns the row now
+        current = runnerId;
+      }
+      try {
+        const res = await this.runners.call(runnerId, 'create', {
+          sandboxId: row.id,
+          organizationId,
+          spec,
+          labels: row.request_id ? { requestId: row.request_id } : {},
+        });
+        placement.attempts.push({ runnerId, outcome: 'accepted' });
+        placement.winner = runnerId;
+        const accepted = await this.repo.acceptPlacement(row.id, runnerId, placement, observationFromSandbox(res.sandbox), this.now());
+        this.placement.notePlaced(runnerId);
+        this.metrics.creates.inc({ outcome: 'accepted' });
+        return toView(accepted ?? (await this.repo.findAnyById(row.id)) ?? row);
+      } catch (e) {
+        const err = e instanceof PaddockError ? e : new PaddockError('internal', e instanceof Error ? e.message : String(e));
+        placement.attempts.push({ runnerId, outcome: 'refused', code: err.code, message: err.message });
+        if (e instanceof RunnerTransportError && e.ambiguous) firstAmbiguous ??= runnerId;
+        else refusals.push(err);
+        if (!TRY_NEXT.has(err.code)) break;
+      }
+    }
+    await this.repo.recordPlacement(row.id, placement, this.now());
+    if (firstAmbiguous) {
+      // The create may have reached that runner: keep the row (PENDING) and let the reconciler
+      // re-send the idempotent create; any copy on another runner gets reaped.
+      if (current !== firstAmbiguous) await this.repo.reassign(row.id, current, firstAmbiguous, this.placement.runnerGroupOf(firstAmbiguous), placement, this.now());
+      this.metrics.creates.inc({ outcome: 'accepted_uncertain' });
+      return toView((await this.repo.findAnyById(row.id)) ?? row);
+    }
+    // Every runner refused for certain: nothing was created anywhere, so the row goes too.
+    await this.repo.deleteUnacknowledged(row.id);
+    this.metrics.creates.inc({ outcome: 'refused' });
+    throw this.refusalError(refusals, plan);
+  }
+
+  private refusalError(refusals: PaddockError[], plan: PlacementPlan): PaddockError {
+    const policyRefusals = refusals.filter((r) => r.code === 'failed_precondition' || r.code === 'invalid_argument');
+    if (refusals.length && policyRefusals.length === refusals.length) {
+      const violations: FieldViolation[] = [
+        ...violationsByRunner(plan.verdicts),
+        ...policyRefusals.flatMap((r) => r.violations.map((v) => ({ ...v, description: `runner ${r.metadata.runnerId ?? '?'}: ${v.description}` }))),
+      ];
+      return new PaddockError('failed_precondition', `no runner accepted the sandbox: ${policyRefusals.map((r) => r.message).join('; ')}`, {
+        reason: 'CWSANDBOX_NO_SUITABLE_RUNNER',
+        violations,
+      });
+    }
+    if (refusals.some((r) => r.code === 'resource_exhausted')) {
+      return new PaddockError('resource_exhausted', 'every suitable runner is at capacity', { reason: 'CWSANDBOX_RUNNER_AT_CAPACITY' });
+    }
+    return new PaddockError('unavailable', 'no suitable runner is reachable; retry with backoff', { reason: 'CWSANDBOX_RUNNER_UNAVAILABLE' });
+  }
+
+  private refuseUnplaceable(plan: PlacementPlan, spec: SandboxSpec): void {
+    if (plan.candidates.length === 0) {
+      const narrowed = spec.runnerIds?.length ? ` among runnerIds [${spec.runnerIds.join(', ')}]` : '';
+      throw new PaddockError('unavailable', `no runner of the organization is connected${narrowed}; retry with backoff`, {
+        reason: 'CWSANDBOX_RUNNER_UNAVAILABLE',
+      });
+    }
+    if (plan.order.length === 0) {
+      const runners = plan.verdicts.map((v) => `${v.runnerId}: ${v.violations.map((x) => `${x.field} (${x.rule})`).join(', ')}`);
+      throw new PaddockError('failed_precondition', `no runner's policy admits this sandbox — ${runners.join('; ')}`, {
+        reason: 'CWSANDBOX_NO_SUITABLE_RUNNER',
+        violations: violationsByRunner(plan.verdicts),
+      });
+    }
+  }
+
+  private sameRequest(row: SandboxRow, fingerprint: string): SandboxRow {
+    if (row.request_fingerprint !== fingerprint) {
+      throw invalid('requestId was already used with a different request', [
+        { field: 'requestId', rule: 'idempotency_key_reuse', description: 'same requestId, different sandbox spec' },
+      ]);
+    }
+    return row;
+  }
+
+  async get(principal: Principal, id: string): Promise<SandboxView> {
+    return toView(await this.load(principal, id));
+  }
+
+  async load(principal: Principal, id: string): Promise<SandboxRow> {
+    const row = await this.repo.findById(principal.organizationId, id);
+    if (!row) throw sandboxNotFound();
+    return row;
+  }
+
+  async list(principal: Principal, q: ListQuery): Promise<{ sandboxes: SandboxView[]; nextPageToken: string }> {
+    const pageSize = Math.min(100, Math.max(1, q.pageSize && q.pageSize > 0 ? q.pageSize : 50));
+    const rows = await this.repo.list(principal.organizationId, {
+      tags: q.tags,
+      states: q.state ? [normalizeState(q.state)] : undefined,
+      runnerIds: q.runnerIds,
+      showTerminated: q.showTerminated ?? false,
+      pageSize,
+      after: q.pageToken ? decodePageToken(q.pageToken) : undefined,
+    });
+    const page = rows.slice(0, pageSize);
+    const last = page[page.length - 1];
+    const nextPageToken = rows.length > pageSize && last ? encodePageToken(new Date(last.create_time), last.id) : '';
+    return { sandboxes: page.map(toView), nextPageToken };
+  }
+
+  async delete(principal: Principal, id: string, graceSeconds: number, allowMissing: boolean): Promise<{ sandbox?: SandboxView }> {
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0) {
+      throw invalid('gracePeriodSeconds must be a non-negative integer', [{ field: 'gracePeriodSeconds', rule: 'min', description: '>= 0' }]);
+    }
+    const grace = Math.min(300, graceSeconds);
+    const row = await this.repo.markDeleteRequested(principal.organizationId, id, grace, this.now());
+    if (!row) {
+      if (allowMissing) return {};
+      throw sandboxNotFound();
+    }
+    if (isTerminalRow(row)) return { sandbox: toView(row) };
+    try {
+      const res = await this.runners.call(row.runner_id, 'delete', {
+        sandboxId: row.id,
+        organizationId: row.organization_id,
+        gracePeriodSeconds: grace,
+        allowMissing: true,
+      });
+      if (res.sandbox) await this.repo.applyObservation(row.id, row.runner_id, observationFromSandbox(res.sandbox));
+      else if (!row.runner_acknowledged) await this.repo.markTerminal(row.id, 'STATE_COMPLETED', 'STOPPED_BY_USER', 'deleted before the runner created it', this.now(), row.runner_id);
+    } catch (e) {
+      // Accepted anyway: the reconciler re-sends the delete until the runner confirms.
+      if (!(e instanceof RunnerTransportError)) throw e;
+    }
+    const after = (await this.repo.findAnyById(row.id)) ?? row;
+    if (after.state === 'STATE_RUNNING' || after.state === 'STATE_PENDING' || after.state === 'STATE_CREATING') {
+      return { sandbox: { ...toView(after), status: { ...toView(after).status, state: 'STATE_TERMINATING' } } };
+    }
+    return { sandbox: toView(after) };
+  }
+}
+
+function normalizeState(s: string): string {
+  const up = s.toUpperCase();
+  return up.startsWith('STATE_') ? up : `STATE_${up}`;
+}
+
+export function encodePageToken(createTime: Date, id: string): string {
+  return Buffer.from(JSON.stringify({ t: createTime.toISOString(), id })).toString('base64url');
+}
+
+export function decodePageToken(token: string): { createTime: Date; id: string } {
+  try {
+    const v = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { t?: unknown; id?: unknown };
+    if (typeof v.t === 'string' && typeof v.id === 'string' && !Number.isNaN(Date.parse(v.t))) return { createTime: new Date(v.t), id: v.id };
+  } catch {
+    // fall through
+  }
+  throw invalid('pageToken is not a token this server issued', [{ field: 'pageToken', rule: 'format', description: 'opaque token from nextPageToken' }]);
+}

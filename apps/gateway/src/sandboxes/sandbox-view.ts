@@ -1,0 +1,62 @@
+import type { Selectable } from 'kysely';
+import { isTerminalSandboxState, type SandboxState } from '@paddock/contracts';
+import type { GwSandboxesTable, PlacementRecord } from '../db/database';
+
+export type SandboxRow = Selectable<GwSandboxesTable>;
+
+/** Lifecycle order: a state only ever moves forward, whatever order the news arrives in. */
+export const STATE_RANK: Record<SandboxState, number> = {
+  STATE_UNSPECIFIED: -1,
+  STATE_PENDING: 0,
+  STATE_CREATING: 1,
+  STATE_RUNNING: 2,
+  STATE_TERMINATING: 3,
+  STATE_COMPLETED: 4,
+  STATE_FAILED: 4,
+};
+
+/** The `Sandbox` resource as the gateway shows it (SPEC §4.2/§4.3) plus `status.placement`. */
+export interface SandboxView {
+  sandboxId: string;
+  spec: unknown;
+  status: {
+    state: string;
+    stateReason?: string;
+    message?: string;
+    exitCode?: number;
+    runnerId: string;
+    runnerGroupId: string;
+    createTime: string;
+    startTime?: string;
+    endTime?: string;
+    placement: PlacementRecord;
+    [effective: string]: unknown;
+  };
+}
+
+const iso = (d: Date | string | null): string | undefined => (d === null ? undefined : new Date(d).toISOString());
+
+export function toView(row: SandboxRow): SandboxView {
+  const effective = (row.effective ?? {});
+  return {
+    sandboxId: row.id,
+    spec: row.spec,
+    status: {
+      ...effective,
+      state: row.state,
+      ...(row.state_reason ? { stateReason: row.state_reason } : {}),
+      ...(row.message ? { message: row.message } : {}),
+      ...(row.exit_code !== null ? { exitCode: row.exit_code } : {}),
+      runnerId: row.runner_id,
+      runnerGroupId: row.runner_group_id,
+      createTime: new Date(row.create_time).toISOString(),
+      ...(row.start_time ? { startTime: iso(row.start_time) } : {}),
+      ...(row.end_time ? { endTime: iso(row.end_time) } : {}),
+      placement: row.placement,
+    },
+  };
+}
+
+export function isTerminalRow(row: SandboxRow): boolean {
+  return isTerminalSandboxState(row.state as SandboxState);
+}

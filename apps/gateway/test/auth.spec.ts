@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { RunningGateway } from '../src/app';
+import { createOrganization, issueToken, revokeToken } from './support/control-plane-tables';
+import { http, startGateway, startInfra, watchRunnerTraffic, type Infra } from './support/infra';
+
+/**
+ * GW-7: malformed, unknown, revoked and foreign-organization credentials never reach a runner
+ * and all get the same bytes back; a foreign sandbox id is indistinguishable from a missing one.
+ */
+describe('gateway authentication and tenant isolation (GW-7)', () => {
+  let infra: Infra;
+  let gw: RunningGateway;
+  let orgA: string;
+  let orgB: string;
+  let tokenA: string;
+  let tokenB: string;
+  let revoked: string;
+  const sandboxOfA = randomUUID();
+
+  beforeAll(async () => {
+    infra = await startInfra();
+    // No runner exists here; a long grace keeps the reconciler from failing the fixture row as RUNNER_LOST.
+    gw = await startGateway(infra, { GATEWAY_RUNNER_LOST_GRACE_MS: '600000' });
+    orgA = await createOrganization(gw.db, 'org-a');
+    orgB = await createOrganization(gw.db, 'org-b');
+    tokenA = (await issueToken(gw.db, orgA)).token;
+    tokenB = (await issueToken(gw.db, orgB, 'SANDBOX_ADMIN')).token;
+    const r = await issueToken(gw.db, orgA);
+    await revokeToken(gw.db, r.id);
+    revoked = r.token;
+    // A sandbox row of org A, as placement would have written it (no runner is needed to prove isolation).
+    await sql`
+      INSERT INTO gw_sandboxes (id, organization_id, request_fingerprint, spec, state, runner_id, placement, create_time, updated_at, runner_acknowledged)
+      VALUES (${sandboxOfA}, ${orgA}::uuid, 'x', '{}'::jsonb, 'STATE_RUNNING', 'runner-a', '{"candidates":[],"verdicts":[],"attempts":[],"winner":"runner-a","decidedAt":"2026-01-01T00:00:00Z"}'::jsonb, now(), now(), true)`.execute(gw.db);
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+    await infra?.stop();
+  });
+
+  it('gives byte-identical 401s to missing, malformed, unknown, revoked and deleted-org tokens, and none reaches a runner', async () => {
+    const deletedOrg = await createOrganization(gw.db, 'gone');
+    const orphan = await issueToken(gw.db, deletedOrg);
+    await sql`ALTER TABLE cp_api_tokens DISABLE TRIGGER ALL`.execute(gw.db);
+    await sql`DELETE FROM cp_organizations WHERE id = ${deletedOrg}::uuid`.execute(gw.db);
+    await sql`ALTER TABLE cp_api_tokens ENABLE TRIGGER ALL`.execute(gw.db);
+
+    const traffic = await watchRunnerTraffic(infra.nats.url);
+    const bad: (string | undefined)[] = [
+      undefined,
+      '',
+      'not-a-token',
+      'pdk_short',
+      `pdk_${'A'.repeat(43)}`,
+      `${tokenA}x`,
+      revoked,
+      orphan.token,
+      `cwic_${'A'.repeat(43)}`,
+    ];
+    const calls: [string, string, unknown?][] = [
+      ['POST', '/v1/sandboxes', { spec: {} }],
+      ['GET', `/v1/sandboxes/${sandboxOfA}`],
+      ['POST', `/v1/sandboxes/${sandboxOfA}:exec`, { command: ['true'] }],
+      ['GET', '/v1/sandboxes'],
+      ['DELETE', `/v1/sandboxes/${sandboxOfA}`],
+      ['GET', `/v1/sandboxes/${sandboxOfA}/logs`],
+    ];
+    const bodies = new Set<string>();
+    for (const token of bad) {
+      for (const [method, path, body] of calls) {
+        const r = await http(gw.url, method, path, token, body);
+        expect(r.status, `${method} ${path} with ${String(token)}`).toBe(401);
+        bodies.add(r.text);
+      }
+    }
+    expect([...bodies]).toEqual([JSON.stringify({ code: 'unauthenticated', message: 'missing or invalid API token', details: [] })]);
+    // The sandbox of A is still RUNNING: nothing reached its runner.
+    expect(traffic.count()).toBe(0);
+    await traffic.close();
+  });
+
+  it('answers a foreign sandbox id exactly like a missing one, without contacting a runner', async () => {
+    const traffic = await watchRunnerTraffic(infra.nats.url);
+    const missing = randomUUID();
+    for (const [method, suffix, body] of [
+      ['GET', '', undefined],
+      ['POST', ':exec', { command: ['true'] }],
+      ['GET', ':readFile?path=/etc/hostname', undefined],
+      ['DELETE', '', undefined],
+      ['GET', '/logs', undefined],
+    ] as const) {
+      const foreign = await http(gw.url, method, `/v1/sandboxes/${sandboxOfA}${suffix}`, tokenB, body);
+      const absent = await http(gw.url, method, `/v1/sandboxes/${missing}${suffix}`, tokenB, body);
+      expect(foreign.status).toBe(404);
+      expect(foreign.text).toBe(absent.text);
+      expect(foreign.json).toMatchObject({ code: 'not_found', details: [{ reason: 'CWSANDBOX_SANDBOX_NOT_FOUND' }] });
+    }
+    const listB = await http(gw.url, 'GET', '/v1/sandboxes?showTerminated=true', tokenB);
+    expect(listB.json).toEqual({ sandboxes: [], nextPageToken: '' });
+    expect(traffic.count()).toBe(0);
+    await traffic.close();
+    // Org A sees its own sandbox.
+    const own = await http(gw.url, 'GET', `/v1/sandboxes/${sandboxOfA}`, tokenA);
+    expect(own.status).toBe(200);
+    expect(own.json).toMatchObject({ sandboxId: sandboxOfA, status: { state: 'STATE_RUNNING', runnerId: 'runner-a' } });
+  });
+
+  it('stops accepting a token as soon as it is revoked (revocation delay configured to 0)', async () => {
+    const t = await issueToken(gw.db, orgA);
+    expect((await http(gw.url, 'GET', '/v1/sandboxes', t.token)).status).toBe(200);
+    await revokeToken(gw.db, t.id);
+    expect((await http(gw.url, 'GET', '/v1/sandboxes', t.token)).status).toBe(401);
+  });
+
+  it('serves health, readiness, metrics and the OpenAPI document without a token', async () => {
+    expect((await http(gw.url, 'GET', '/healthz')).status).toBe(200);
+    const ready = await http(gw.url, 'GET', '/readyz');
+    expect(ready.json).toEqual({ ok: true, checks: { database: 'ok', nats: 'ok' } });
+    const metrics = await http(gw.url, 'GET', '/metrics');
+    expect(metrics.text).toContain('paddock_gateway_http_request_duration_seconds');
+    const doc = await http(gw.url, 'GET', '/openapi.json');
+    const paths = Object.keys((doc.json as { paths: Record<string, unknown> }).paths);
+    expect(paths).toEqual(expect.arrayContaining(['/v1/sandboxes', '/v1/sandboxes:explain', '/v1/sandboxes/{idVerb}', '/v1/sandboxes/{id}/logs']));
+  });
+
+  it('routes colon methods: :explain with no runner connected explains an empty candidate set; unknown verbs are not_found', async () => {
+    const ex = await http(gw.url, 'POST', '/v1/sandboxes:explain', tokenA, { spec: {} });
+    expect(ex.status).toBe(200);
+    expect(ex.json).toEqual({ candidates: [], verdicts: [], order: [], wouldPlaceOn: null });
+    const create = await http(gw.url, 'POST', '/v1/sandboxes', tokenA, { spec: {} });
+    expect(create.status).toBe(503);
+    expect(create.json).toMatchObject({ code: 'unavailable', details: [{ reason: 'CWSANDBOX_RUNNER_UNAVAILABLE' }] });
+    const verb = await http(gw.url, 'POST', `/v1/sandboxes/${sandboxOfA}:frobnicate`, tokenA, {});
+    expect(verb.status).toBe(404);
+    const invalid = await http(gw.url, 'POST', '/v1/sandboxes', tokenA, { spec: { containers: 'nope' } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.json).toMatchObject({ code: 'invalid_argument', details: [{ reason: 'CWSANDBOX_INVALID_REQUEST' }, { fieldViolations: [{ field: 'spec.containers' }] }] });
+  });
+});

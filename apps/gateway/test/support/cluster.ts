@@ -1,0 +1,103 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { subjects } from '@paddock/contracts';
+import { waitFor } from '@paddock/testing';
+import type { RunningGateway } from '../../src/app';
+import { createOrganization, issueToken, upsertRunnerPolicy } from './control-plane-tables';
+import { startGateway, startInfra, type Infra } from './infra';
+import { startRunner, type RunnerProcess } from './runners';
+
+/** Image every test sandbox uses (the local backend's image map). */
+export const IMAGE = 'paddock/base';
+
+/**
+ * Three runners of one organization with different postures:
+ * - `r-small`: at most 500m / 512Mi (defaults 250m / 256Mi)
+ * - `r-medium`: at most 1 CPU / 1Gi
+ * - `r-large`: at most 2 CPU / 2Gi, and denies `team.example/` annotations
+ */
+export const POLICIES: Record<string, unknown> = {
+  'r-small': { constraints: { resources: { maxCpu: '500m', maxMemory: '512Mi', defaultCpu: '250m', defaultMemory: '256Mi' } } },
+  'r-medium': { constraints: { resources: { maxCpu: '1', maxMemory: '1Gi', defaultCpu: '500m', defaultMemory: '512Mi' } } },
+  'r-large': {
+    constraints: {
+      resources: { maxCpu: '2', maxMemory: '2Gi', defaultCpu: '500m', defaultMemory: '512Mi' },
+      metadata: { deniedAnnotationPrefixes: ['team.example/'] },
+    },
+  },
+};
+
+export interface Cluster {
+  infra: Infra;
+  gw: RunningGateway;
+  orgId: string;
+  token: string;
+  runners: Map<string, RunnerProcess>;
+  nc: NatsConnection;
+  startRunner(id: string): Promise<RunnerProcess>;
+  stop(): Promise<void>;
+}
+
+export async function startCluster(opts: { runnerIds?: string[]; gatewayEnv?: Record<string, string> } = {}): Promise<Cluster> {
+  const infra = await startInfra();
+  const gw = await startGateway(infra, opts.gatewayEnv);
+  const orgId = await createOrganization(gw.db, 'acme');
+  const { token } = await issueToken(gw.db, orgId);
+  const nc = await connect({ servers: infra.nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  const runners = new Map<string, RunnerProcess>();
+  const start = async (id: string): Promise<RunnerProcess> => {
+    const policy = POLICIES[id] ?? {};
+    await upsertRunnerPolicy(gw.db, orgId, id, policy, `etag-${id}`);
+    const previous = runners.get(id);
+    const r = startRunner({ runnerId: id, organizationId: orgId, natsUrl: infra.nats.url, policy, policyEtag: `etag-${id}`, dir: previous?.dir });
+    runners.set(id, r);
+    await waitFor(() => gw.registry.isFresh(id), { timeoutMs: 150_000, intervalMs: 100, what: `runner ${id} heartbeat (${r.output().slice(-500)})` });
+    return r;
+  };
+  await Promise.all((opts.runnerIds ?? Object.keys(POLICIES)).map(start));
+  return {
+    infra,
+    gw,
+    orgId,
+    token,
+    runners,
+    nc,
+    startRunner: start,
+    async stop() {
+      // Sandboxes outlive runner processes by design: stop them all so nothing leaks on the host.
+      await stopAllSandboxes(nc, orgId, [...runners.keys()]).catch(() => undefined);
+      await gw.close();
+      await Promise.all([...runners.values()].map((r) => r.stop()));
+      await nc.close();
+      await infra.stop();
+    },
+  };
+}
+
+/** A sandbox spec for the test image with the given resources. */
+export function specWith(cpu?: string, memory?: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const resources = cpu || memory ? { resources: { ...(cpu ? { cpu } : {}), ...(memory ? { memory } : {}) } } : {};
+  return { containers: [{ image: IMAGE, ...resources }], ...extra };
+}
+
+/** Every sandbox id each runner currently runs (non-terminal), asked over raw NATS. */
+export async function runnerInventory(nc: NatsConnection, orgId: string, runnerIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const id of runnerIds) {
+    const msg = await nc.request(subjects.runnerRpc(id, 'list'), JSON.stringify({ organizationId: orgId, showTerminated: false }), { timeout: 5000 });
+    const reply = msg.json<{ ok: boolean; result?: { sandboxes: { sandboxId: string }[] } }>();
+    if (!reply.ok || !reply.result) throw new Error(`list on ${id} failed: ${msg.string()}`);
+    out.set(id, reply.result.sandboxes.map((s) => s.sandboxId));
+  }
+  return out;
+}
+
+async function stopAllSandboxes(nc: NatsConnection, orgId: string, runnerIds: string[]): Promise<void> {
+  const inv = await runnerInventory(nc, orgId, runnerIds);
+  await Promise.all(
+    [...inv].flatMap(([runnerId, ids]) =>
+      ids.map((sandboxId) =>
+        nc.request(subjects.runnerRpc(runnerId, 'delete'), JSON.stringify({ sandboxId, organizationId: orgId, allowMissing: true }), { timeout: 5000 }),
+      ),
+    ),
+  );
+}

@@ -1,0 +1,80 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { startNats, startPostgres, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
+import { createGateway, type RunningGateway } from '../../src/app';
+import { parseGatewayEnv } from '../../src/config/env';
+import { createGatewayDb } from '../../src/db/database';
+import { createControlPlaneTables } from './control-plane-tables';
+
+export interface Infra {
+  pg: ThrowawayPostgres;
+  nats: ThrowawayNats;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Private Postgres + NATS for one test file, with the control plane's tables in place. */
+export async function startInfra(): Promise<Infra> {
+  const [pg, nats] = await Promise.all([startPostgres(), startNats()]);
+  const databaseUrl = await pg.createDatabase('paddock');
+  const db = createGatewayDb(databaseUrl, 1);
+  await createControlPlaneTables(db);
+  await db.destroy();
+  return {
+    pg,
+    nats,
+    databaseUrl,
+    async stop() {
+      await nats.stop();
+      pg.stop();
+    },
+  };
+}
+
+export async function startGateway(infra: Infra, env: Record<string, string> = {}): Promise<RunningGateway> {
+  return createGateway(
+    parseGatewayEnv({
+      DATABASE_URL: infra.databaseUrl,
+      NATS_URL: infra.nats.url,
+      GATEWAY_PORT: '0',
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_AUTH_CACHE_MS: '0',
+      GATEWAY_RECONCILE_INTERVAL_MS: '500',
+      GATEWAY_STUCK_AFTER_MS: '1000',
+      GATEWAY_RUNNER_LOST_GRACE_MS: '3000',
+      GATEWAY_RPC_TIMEOUT_MS: '3000',
+      GATEWAY_LOG_LEVEL: 'error',
+      ...env,
+    }),
+  );
+}
+
+/** Counts every message sent to any runner (RPC or stream): proves what never reached one. */
+export async function watchRunnerTraffic(natsUrl: string): Promise<{ count(): number; close(): Promise<void> }> {
+  const nc: NatsConnection = await connect({ servers: natsUrl });
+  let n = 0;
+  nc.subscribe('rpc.runner.>', { callback: () => void n++ });
+  nc.subscribe('stream.runner.>', { callback: () => void n++ });
+  await nc.flush();
+  return { count: () => n, close: () => nc.close() };
+}
+
+export interface HttpResult {
+  status: number;
+  text: string;
+  json: unknown;
+}
+
+export async function http(baseUrl: string, method: string, path: string, token?: string, body?: unknown): Promise<HttpResult> {
+  const headers: Record<string, string> = {};
+  if (token !== undefined) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = null;
+  }
+  return { status: res.status, text, json };
+}

@@ -1,0 +1,134 @@
+/**
+ * Local backend benchmark: launch → RUNNING and exec round trip, each printed beside a floor
+ * measured in the same run on the same machine (PERFORMANCE.md Part 2 "Process start and cgroups").
+ *
+ *   node --conditions=@paddock/source --import tsx bench/local-backend.ts
+ *
+ * Env: BENCH_LAUNCHES (default 200), BENCH_BURST (50), BENCH_EXECS (200).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { latencyStats, report, row, timeSequential, type BenchRow } from '@paddock/testing';
+import type { BackendEvent, LaunchSpec } from '../src/backend/sandbox-backend';
+import { LocalBackend } from '../src/backend/local';
+
+const LAUNCHES = Number(process.env.BENCH_LAUNCHES ?? 200);
+const BURST = Number(process.env.BENCH_BURST ?? 50);
+const EXECS = Number(process.env.BENCH_EXECS ?? 200);
+
+function spawnExit(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(cmd, args, { stdio: 'ignore' });
+    c.once('error', reject);
+    c.once('exit', () => resolve());
+  });
+}
+
+/** The floor of one sandbox start: cgroup v1 create + limits + rmdir, done with sync fs calls. */
+function cgroupCycle(root: string, i: number): void {
+  const dirs = ['pids', 'memory', 'cpu'].map((c) => join(root, c, 'paddock-bench-floor', String(i)));
+  for (const d of dirs) mkdirSync(d, { recursive: true });
+  writeFileSync(join(dirs[0] as string, 'pids.max'), '128');
+  writeFileSync(join(dirs[1] as string, 'memory.limit_in_bytes'), String(256 << 20));
+  writeFileSync(join(dirs[2] as string, 'cpu.cfs_period_us'), '100000');
+  writeFileSync(join(dirs[2] as string, 'cpu.cfs_quota_us'), '100000');
+  for (const d of dirs) rmdirSync(d);
+}
+
+function spec(sandboxId: string): LaunchSpec {
+  return {
+    sandboxId,
+    organizationId: 'bench',
+    runnerId: 'bench',
+    image: '',
+    command: [],
+    env: {},
+    cpuMillis: 500,
+    memoryBytes: 256 << 20,
+    pidsMax: 128,
+    diskBytes: 32 << 20,
+    openFilesMax: 1024,
+    lifetimeSeconds: 600,
+    network: 'none',
+    files: [],
+    labels: {},
+  };
+}
+
+async function main(): Promise<void> {
+  const runnerId = `bench${process.pid}`;
+  const stateDir = join('/tmp/paddock-bench', runnerId);
+  const backend = new LocalBackend({ runnerId, stateDir });
+  const waiters = new Map<string, (e: BackendEvent) => void>();
+  backend.onEvent((e) => {
+    if (e.state === 'STATE_RUNNING' || e.state === 'STATE_FAILED') waiters.get(e.sandboxId)?.(e);
+  });
+  const launchTimed = async (id: string): Promise<number> => {
+    const t0 = process.hrtime.bigint();
+    const running = new Promise<BackendEvent>((r) => waiters.set(id, r));
+    await backend.launch(spec(id));
+    const e = await running;
+    if (e.state !== 'STATE_RUNNING') throw new Error(`${id}: ${e.reason} ${e.message}`);
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  };
+  const cgRoot = '/sys/fs/cgroup';
+  const rows: BenchRow[] = [];
+  try {
+    await backend.recover(); // prepares the state dir, cgroup tree and supervisor zygote
+    await new Promise((r) => setTimeout(r, 1000));
+
+    // Floors, measured now.
+    const bwrapFloor = latencyStats(
+      await timeSequential(() => spawnExit('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--die-with-parent', '/bin/true']), 200),
+    );
+    let n = 0;
+    const cgFloor = latencyStats(await timeSequential(() => cgroupCycle(cgRoot, n++), 200));
+    rmdirSync(join(cgRoot, 'pids', 'paddock-bench-floor'));
+    rmdirSync(join(cgRoot, 'memory', 'paddock-bench-floor'));
+    rmdirSync(join(cgRoot, 'cpu', 'paddock-bench-floor'));
+    const trueFloor = latencyStats(await timeSequential(() => spawnExit('/bin/true', []), 200));
+    const launchFloor = bwrapFloor.p50 + cgFloor.p50;
+    const launchFloorP99 = bwrapFloor.p99 + cgFloor.p99;
+    rows.push(row('floor: bare bwrap --unshare-all /bin/true spawn→exit p50', 'ms', [bwrapFloor.p50], { note: `p99 ${bwrapFloor.p99.toFixed(2)}` }));
+    rows.push(row('floor: cgroup v1 create+limits+rmdir p50', 'ms', [cgFloor.p50], { note: `p99 ${cgFloor.p99.toFixed(3)}` }));
+    rows.push(row('floor: spawn /bin/true p50', 'ms', [trueFloor.p50]));
+
+    // Sequential launches (each reaped before the next, untimed).
+    const seq: number[] = [];
+    for (let i = 0; i < LAUNCHES; i++) {
+      const id = `seq-${i}`;
+      seq.push(await launchTimed(id));
+      await backend.reap(id, 'RUNNER_DELETED');
+    }
+    const s = latencyStats(seq);
+    rows.push(row(`launch→RUNNING p50, ${LAUNCHES} sequential`, 'ms', [s.p50], { floor: { name: 'bwrap+cgroup p50', median: launchFloor }, target: '≤ 3× floor' }));
+    rows.push(row(`launch→RUNNING p99, ${LAUNCHES} sequential`, 'ms', [s.p99], { floor: { name: 'bwrap+cgroup p99', median: launchFloorP99 } }));
+
+    // A burst of concurrent launches.
+    const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => launchTimed(`burst-${i}`)));
+    const b = latencyStats(burst);
+    rows.push(row(`launch→RUNNING p50, burst of ${BURST}`, 'ms', [b.p50], { floor: { name: 'bwrap+cgroup p50', median: launchFloor } }));
+    rows.push(row(`launch→RUNNING p99, burst of ${BURST}`, 'ms', [b.p99], { floor: { name: 'bwrap+cgroup p99', median: launchFloorP99 } }));
+    await Promise.all(Array.from({ length: BURST }, (_, i) => backend.reap(`burst-${i}`, 'RUNNER_DELETED')));
+
+    // Exec round trip of `true` in a warm sandbox.
+    await launchTimed('exec');
+    const ex = latencyStats(await timeSequential(() => backend.exec('exec', { argv: ['true'] }), EXECS));
+    rows.push(row(`exec true round trip p50 (${EXECS})`, 'ms', [ex.p50], { floor: { name: 'spawn /bin/true p50', median: trueFloor.p50 }, target: '< 5 ms' }));
+    rows.push(row(`exec true round trip p99 (${EXECS})`, 'ms', [ex.p99], { floor: { name: 'spawn /bin/true p99', median: trueFloor.p99 } }));
+    await backend.reap('exec', 'RUNNER_DELETED');
+  } finally {
+    for (const r of await backend.recover()) await backend.reap(r.sandboxId, 'RUNNER_DELETED');
+    await backend.close();
+    await new Promise((r) => setTimeout(r, 500));
+    backend.cgroupTree().removeRunnerTree();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+  report('runner-local-backend', rows);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,158 @@
+/**
+ * Runner service benchmark: create → RUNNING latency (sequential and a burst), exec round trip
+ * over NATS, each beside floors measured in the same run on the same machine:
+ * - a bare `bwrap ... /bin/true` spawn (the sandbox mechanism alone),
+ * - a bare NATS request/reply between two connections (the transport alone).
+ *
+ * Run: `pnpm bench` (or `node --conditions=@paddock/source --import tsx bench/runner.ts`).
+ * PADDOCK_BENCH_CREATES (default 200), PADDOCK_BENCH_BURST (50), PADDOCK_BENCH_EXECS (200).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { SandboxStateEventSchema, subjects, type SandboxState } from '@paddock/contracts';
+import { latencyStats, report, row, startNats, timeSequential, type BenchRow } from '@paddock/testing';
+import { LocalBackend } from '../src/backend/local';
+import { startRunner } from '../src/runner';
+import { RunnerTestClient } from '../test/support/runner-client';
+
+const CREATES = Number(process.env.PADDOCK_BENCH_CREATES ?? 200);
+const BURST = Number(process.env.PADDOCK_BENCH_BURST ?? 50);
+const EXECS = Number(process.env.PADDOCK_BENCH_EXECS ?? 200);
+const ORG = 'org-bench';
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+async function bwrapTrue(): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const p = spawn(
+      '/usr/bin/bwrap',
+      ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--die-with-parent', '/bin/true'],
+      { stdio: 'ignore' },
+    );
+    p.once('error', reject);
+    p.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited ${code}`))));
+  });
+}
+
+async function main(): Promise<void> {
+  const nats = await startNats({ jetstream: false });
+  const runnerId = `bench-${process.pid}`;
+  const stateDir = join('/tmp/paddock-runner-bench', runnerId);
+  mkdirSync(stateDir, { recursive: true, mode: 0o755 });
+  const backend = new LocalBackend({ runnerId, stateDir });
+  const runner = await startRunner({
+    natsUrl: nats.url,
+    backend,
+    identity: { runnerId, organizationId: ORG },
+    heartbeatIntervalMs: 5_000,
+    capacity: { cpuMillis: 1_000_000, memoryBytes: 1024 ** 4, sandboxes: 1_000 },
+    caps: { pidsMax: 256, diskBytes: 256 * 1024 ** 2, openFilesMax: 1024 },
+    streamIdleTimeoutMs: 30_000,
+    log: quiet,
+  });
+  const nc = await connect({ servers: nats.url });
+  const client = new RunnerTestClient(nc, runnerId);
+
+  // Sandbox state events → waiters keyed by sandbox id and state.
+  const waiters = new Map<string, () => void>();
+  nc.subscribe(subjects.sandboxState(runnerId), {
+    callback: (_e, m) => {
+      const evt = SandboxStateEventSchema.parse(m.json());
+      waiters.get(`${evt.sandboxId}/${evt.state}`)?.();
+    },
+  });
+  await nc.flush();
+  const stateReached = (sandboxId: string, state: SandboxState): Promise<void> =>
+    new Promise((resolve) => waiters.set(`${sandboxId}/${state}`, resolve));
+  const spec = {
+    containers: [{ name: 'main', image: 'paddock/base', resources: { cpu: '100m', memory: '64Mi' } }],
+    maxLifetimeSeconds: 600,
+  };
+  let n = 0;
+  const createToRunning = async (): Promise<number> => {
+    const id = `b${++n}`;
+    const running = stateReached(id, 'STATE_RUNNING');
+    const t0 = process.hrtime.bigint();
+    await client.call('create', { sandboxId: id, organizationId: ORG, spec });
+    await running;
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    waiters.delete(`${id}/STATE_RUNNING`);
+    return ms;
+  };
+  const stopAll = async (): Promise<void> => {
+    const live = runner.service.list({ organizationId: ORG });
+    await Promise.all(live.map((s) => client.call('delete', { sandboxId: s.sandboxId, organizationId: ORG, gracePeriodSeconds: 0 })));
+    while (runner.service.capacity().sandboxesRunning > 0) await new Promise((r) => setTimeout(r, 20));
+  };
+
+  const progress = (msg: string): boolean => process.stderr.write(`[bench] ${msg}\n`);
+  progress('runner started; measuring floors');
+  // Floors.
+  const bwrap = latencyStats(await timeSequential(bwrapTrue, 100, 10));
+  nc.subscribe('bench.echo', { callback: (_e, m) => void m.respond(m.data) });
+  const nc2 = await connect({ servers: nats.url });
+  const natsRr = latencyStats(await timeSequential(() => nc2.request('bench.echo', 'x'), 1_000, 100));
+
+  progress(`floors done; ${CREATES} sequential creates`);
+  // create → RUNNING, sequential (each sandbox is stopped before the next, so the runner stays small).
+  const seq: number[] = [];
+  for (let i = 0; i < CREATES; i++) {
+    seq.push(await createToRunning());
+    await stopAll();
+  }
+  const seqStats = latencyStats(seq);
+
+  progress(`burst of ${BURST}`);
+  // create → RUNNING under a burst of concurrent creates.
+  const burst = latencyStats(await Promise.all(Array.from({ length: BURST }, () => createToRunning())));
+  await stopAll();
+
+  progress(`${EXECS} execs`);
+  // exec `true` round trip over NATS into a running sandbox.
+  await createToRunning();
+  const target = `b${n}`;
+  const exec = latencyStats(
+    await timeSequential(() => client.call('exec', { sandboxId: target, organizationId: ORG, argv: ['true'] }), EXECS, 10),
+  );
+  // The same exec straight into the backend (no NATS, no runner): isolates the runner's overhead.
+  const direct = latencyStats(await timeSequential(() => backend.exec(target, { argv: ['true'] }), EXECS, 10));
+  await stopAll();
+
+  const rows: BenchRow[] = [
+    row('floor: bare bwrap /bin/true spawn p50', 'ms', [bwrap.p50]),
+    row('floor: bare bwrap /bin/true spawn p99', 'ms', [bwrap.p99]),
+    row('floor: NATS request/reply p50', 'ms', [natsRr.p50]),
+    row('floor: NATS request/reply p99', 'ms', [natsRr.p99]),
+    row(`create → RUNNING p50 (${CREATES} sequential)`, 'ms', [seqStats.p50], {
+      floor: { name: 'bwrap spawn p50 + NATS rr p50', median: bwrap.p50 + natsRr.p50 },
+      target: '≤ 3× floor',
+    }),
+    row(`create → RUNNING p99 (${CREATES} sequential)`, 'ms', [seqStats.p99], {
+      floor: { name: 'bwrap spawn p99 + NATS rr p99', median: bwrap.p99 + natsRr.p99 },
+      target: '< 60 ms',
+    }),
+    row(`create → RUNNING p50 (burst of ${BURST})`, 'ms', [burst.p50], { floor: { name: 'bwrap spawn p50', median: bwrap.p50 } }),
+    row(`create → RUNNING p99 (burst of ${BURST})`, 'ms', [burst.p99], { floor: { name: 'bwrap spawn p99', median: bwrap.p99 } }),
+    row(`backend exec true, direct (no NATS) p50`, 'ms', [direct.p50]),
+    row(`exec true round trip over NATS p50 (${EXECS})`, 'ms', [exec.p50], {
+      floor: { name: 'direct backend exec p50 + NATS rr p50', median: direct.p50 + natsRr.p50 },
+      target: '< 5 ms',
+    }),
+    row(`exec true round trip over NATS p99 (${EXECS})`, 'ms', [exec.p99], {
+      floor: { name: 'direct backend exec p99 + NATS rr p99', median: direct.p99 + natsRr.p99 },
+    }),
+  ];
+  report('runner-service', rows);
+
+  await nc2.close();
+  await nc.close();
+  await runner.stop();
+  await nats.stop();
+  rmSync(stateDir, { recursive: true, force: true });
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

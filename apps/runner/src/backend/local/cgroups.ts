@@ -1,0 +1,180 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Per-runner cgroup tree: `<root>/<ctrl>/paddock/<runnerId>/<sandboxId>` on cgroup v1 (cpu,
+ * memory, pids) or `<root>/paddock/<runnerId>/<sandboxId>` on a pure cgroup v2 host. Supervisors
+ * live in a `_supervisors` sibling (pids controller only on v1) so that everything the backend
+ * ever starts can be found, and killed, by walking this tree.
+ */
+export type CgroupMode = 'v1' | 'v2';
+
+export const V1_CONTROLLERS = ['pids', 'memory', 'cpu'] as const;
+export const SUPERVISORS_GROUP = '_supervisors';
+
+export interface CgroupLimits {
+  cpuMillis: number;
+  memoryBytes: number;
+  pidsMax: number;
+}
+
+/** Detects the layout: pure v2 when the root itself is a cgroup2 mount, v1 when the controllers are mounted. */
+export function detectCgroupMode(root: string): CgroupMode | undefined {
+  if (existsSync(join(root, 'cgroup.controllers'))) return 'v2';
+  if (V1_CONTROLLERS.every((c) => existsSync(join(root, c, 'cgroup.procs')))) return 'v1';
+  return undefined;
+}
+
+export function readPids(procsFile: string): number[] {
+  try {
+    return readFileSync(procsFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function writeIfExists(file: string, value: string): void {
+  if (existsSync(file)) writeFileSync(file, value);
+}
+
+export class RunnerCgroups {
+  constructor(
+    readonly mode: CgroupMode,
+    readonly root: string,
+    readonly runnerId: string,
+  ) {}
+
+  /** The runner-level directories, one per hierarchy. */
+  runnerDirs(): string[] {
+    return this.mode === 'v1'
+      ? V1_CONTROLLERS.map((c) => join(this.root, c, 'paddock', this.runnerId))
+      : [join(this.root, 'paddock', this.runnerId)];
+  }
+
+  /** The sandbox's directories; the first one's `cgroup.procs` lists every process of the sandbox. */
+  boxDirs(sandboxId: string): string[] {
+    return this.runnerDirs().map((d) => join(d, sandboxId));
+  }
+
+  supervisorsDir(): string {
+    return join(this.runnerDirs()[0] as string, SUPERVISORS_GROUP);
+  }
+
+  oomFile(sandboxId: string): string {
+    const memDir = this.mode === 'v1' ? (this.boxDirs(sandboxId)[1] as string) : (this.boxDirs(sandboxId)[0] as string);
+    return join(memDir, this.mode === 'v1' ? 'memory.oom_control' : 'memory.events');
+  }
+
+  killFile(sandboxId: string): string | undefined {
+    return this.mode === 'v2' ? join(this.boxDirs(sandboxId)[0] as string, 'cgroup.kill') : undefined;
+  }
+
+  procsFiles(sandboxId: string): string[] {
+    return this.boxDirs(sandboxId).map((d) => join(d, 'cgroup.procs'));
+  }
+
+  /** Creates the runner-level tree (and on v2 delegates cpu, memory and pids down to it). */
+  ensureRunnerTree(): void {
+    for (const d of this.runnerDirs()) mkdirSync(d, { recursive: true });
+    if (this.mode === 'v2') {
+      for (const d of [this.root, join(this.root, 'paddock'), join(this.root, 'paddock', this.runnerId)]) {
+        writeIfExists(join(d, 'cgroup.subtree_control'), '+cpu +memory +pids');
+      }
+    }
+    mkdirSync(this.supervisorsDir(), { recursive: true });
+  }
+
+  /** Creates the sandbox's cgroups with every limit set, before any process joins them. */
+  create(sandboxId: string, limits: CgroupLimits): void {
+    const quotaUs = Math.max(1000, Math.round(limits.cpuMillis * 100));
+    if (this.mode === 'v1') {
+      const [pids, memory, cpu] = this.boxDirs(sandboxId) as [string, string, string];
+      for (const d of [pids, memory, cpu]) mkdirSync(d, { recursive: true });
+      writeFileSync(join(pids, 'pids.max'), String(limits.pidsMax));
+      writeFileSync(join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+      // No swap: memsw (memory+swap) equal to the memory limit, where the kernel accounts swap.
+      writeIfExists(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
+      writeFileSync(join(cpu, 'cpu.cfs_period_us'), '100000');
+      writeFileSync(join(cpu, 'cpu.cfs_quota_us'), String(quotaUs));
+    } else {
+      const [dir] = this.boxDirs(sandboxId) as [string];
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'pids.max'), String(limits.pidsMax));
+      writeFileSync(join(dir, 'memory.max'), String(limits.memoryBytes));
+      writeIfExists(join(dir, 'memory.swap.max'), '0');
+      writeFileSync(join(dir, 'cpu.max'), `${quotaUs} 100000`);
+    }
+  }
+
+  pids(sandboxId: string): number[] {
+    return readPids(this.procsFiles(sandboxId)[0] as string);
+  }
+
+  /** SIGKILLs every process until the cgroup is empty, then removes it. Returns false if it stayed busy. */
+  async killAndRemove(sandboxId: string, timeoutMs = 10_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    const killFile = this.killFile(sandboxId);
+    for (;;) {
+      const pids = this.boxDirs(sandboxId).flatMap((d) => readPids(join(d, 'cgroup.procs')));
+      if (pids.length === 0) break;
+      if (killFile && existsSync(killFile)) writeFileSync(killFile, '1');
+      for (const pid of pids) killQuietly(pid, 'SIGKILL');
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    for (const d of this.boxDirs(sandboxId)) {
+      for (;;) {
+        try {
+          rmdirSync(d);
+          break;
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT') break;
+          if (code !== 'EBUSY' || Date.now() > deadline) return false;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+    }
+    return true;
+  }
+
+  /** Sandbox ids that have a cgroup under this runner (any hierarchy). */
+  listSandboxes(): string[] {
+    const ids = new Set<string>();
+    for (const d of this.runnerDirs()) {
+      if (!existsSync(d)) continue;
+      for (const e of readdirSync(d, { withFileTypes: true })) {
+        if (e.isDirectory() && e.name !== SUPERVISORS_GROUP) ids.add(e.name);
+      }
+    }
+    return [...ids];
+  }
+
+  supervisorPids(): number[] {
+    return readPids(join(this.supervisorsDir(), 'cgroup.procs'));
+  }
+
+  /** Removes the runner-level tree once it is empty (tests and decommissioning). */
+  removeRunnerTree(): void {
+    for (const d of this.runnerDirs()) {
+      for (const sub of [join(d, SUPERVISORS_GROUP), d]) {
+        try {
+          rmdirSync(sub);
+        } catch {
+          // busy or already gone: the caller checks emptiness separately
+        }
+      }
+    }
+  }
+}
+
+export function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { constants } from 'node:os';
+import { PaddockError } from '@paddock/contracts';
+import type { ExecProcess, ExecRequest, ExecResult, ExecStreamRequest } from '../sandbox-backend';
+import { connectUnix, readReply, sendLine } from './socket-io';
+
+/**
+ * Client side of the supervisor's exec protocol. Three connections per command: `ctl` (request,
+ * start confirmation, kill/resize, exit status), `io` (the command's stdin and stdout: the socket
+ * itself is its fd 0 and 1) and `err` (its fd 2). Data never passes through another process, so
+ * backpressure is the kernel's: a consumer that stops reading stops the command.
+ */
+export async function startExec(
+  socketPath: string,
+  req: ExecStreamRequest & { env: Record<string, string> },
+  onNotRunning: () => PaddockError,
+  onStreams?: (io: Socket, err: Socket) => void,
+): Promise<ExecProcess> {
+  const id = randomUUID();
+  const [ctl, io, err] = await Promise.all([connectUnix(socketPath), connectUnix(socketPath), connectUnix(socketPath)]);
+  sendLine(ctl, { op: 'exec', role: 'ctl', id, argv: req.argv, env: req.env, cwd: req.cwd, tty: !!req.tty, cols: req.cols, rows: req.rows });
+  sendLine(io, { op: 'attach', role: 'io', id });
+  sendLine(err, { op: 'attach', role: 'err', id });
+  // A command that fails at once closes its streams before the caller could attach to them.
+  onStreams?.(io, err);
+  let first;
+  try {
+    first = await readReply(ctl);
+  } catch (e) {
+    for (const s of [ctl, io, err]) s.destroy();
+    throw new PaddockError('unavailable', `exec failed: ${(e as Error).message}`, { reason: 'CWSANDBOX_INTERNAL' });
+  }
+  if (first.ok === false) {
+    for (const s of [ctl, io, err]) s.destroy();
+    if (first.errno === 'ENOTRUNNING') throw onNotRunning();
+    throw new PaddockError('internal', `exec failed inside the sandbox: ${first.message ?? 'unknown error'}`, {
+      reason: 'CWSANDBOX_INTERNAL',
+    });
+  }
+  const exited = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    const settle = (reply: Record<string, unknown>): void => {
+      resolve({
+        exitCode: typeof reply.exit === 'number' ? reply.exit : null,
+        signal: typeof reply.signal === 'string' ? (reply.signal as NodeJS.Signals) : null,
+      });
+      ctl.destroy();
+    };
+    if ('exit' in first) {
+      settle(first);
+      return;
+    }
+    readReply(ctl).then(settle, () => resolve({ exitCode: null, signal: 'SIGKILL' }));
+  });
+  // Keep the runner alive only through the consumer's own handles.
+  ctl.on('error', () => undefined);
+  return {
+    stdin: io,
+    stdout: io,
+    stderr: err,
+    resize(cols: number, rows: number) {
+      if (!ctl.destroyed) sendLine(ctl, { resize: [cols, rows] });
+    },
+    kill(signal: NodeJS.Signals = 'SIGTERM') {
+      if (!ctl.destroyed) sendLine(ctl, { kill: signal });
+    },
+    exited,
+  };
+}
+
+/** Collects a stream up to `cap` bytes while counting everything it produced. */
+function capture(stream: Socket, cap: number): Promise<{ data: Buffer; bytes: number; truncated: boolean }> {
+  return new Promise((resolve) => {
+    const parts: Buffer[] = [];
+    let kept = 0;
+    let bytes = 0;
+    stream.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (kept < cap) {
+        const part = chunk.subarray(0, cap - kept);
+        parts.push(part);
+        kept += part.length;
+      }
+    });
+    const done = (): void => resolve({ data: Buffer.concat(parts), bytes, truncated: bytes > kept });
+    stream.once('end', done);
+    stream.once('close', done);
+    stream.once('error', () => undefined);
+  });
+}
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
+
+/** Unary exec on top of the streaming one: stdin written whole, outputs captured with caps, timeout kills the tree. */
+export async function runExec(
+  socketPath: string,
+  req: ExecRequest & { env: Record<string, string> },
+  onNotRunning: () => PaddockError,
+): Promise<ExecResult> {
+  const cap = req.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  let out!: ReturnType<typeof capture>;
+  let errOut!: ReturnType<typeof capture>;
+  const proc = await startExec(socketPath, { argv: req.argv, env: req.env, ...(req.cwd ? { cwd: req.cwd } : {}) }, onNotRunning, (io, err) => {
+    io.on('error', () => undefined);
+    out = capture(io, cap);
+    errOut = capture(err, cap);
+    if (req.stdin && req.stdin.length > 0) io.end(req.stdin);
+    else io.end();
+  });
+  const io = proc.stdout as Socket;
+  const err = proc.stderr as Socket;
+  let timedOut = false;
+  const timer =
+    req.timeoutMs && req.timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          proc.kill('SIGKILL');
+        }, req.timeoutMs)
+      : undefined;
+  const status = await proc.exited;
+  if (timer) clearTimeout(timer);
+  // A background process may keep the pipes open after the command exits: give it a moment, then cut.
+  const cut = setTimeout(() => {
+    io.destroy();
+    err.destroy();
+  }, 1000);
+  const [o, e] = await Promise.all([out, errOut]);
+  clearTimeout(cut);
+  const exitCode = status.exitCode ?? 128 + signalNumber(status.signal);
+  return {
+    exitCode,
+    stdout: o.data,
+    stderr: e.data,
+    stdoutTruncated: o.truncated,
+    stderrTruncated: e.truncated,
+    stdoutBytes: o.bytes,
+    stderrBytes: e.bytes,
+    timedOut,
+  };
+}
+
+function signalNumber(sig: NodeJS.Signals | null): number {
+  return sig ? (constants.signals[sig] ?? 0) : 0;
+}

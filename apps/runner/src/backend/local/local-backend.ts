@@ -1,0 +1,686 @@
+import { spawnSync } from 'node:child_process';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { join, posix } from 'node:path';
+import type { Readable } from 'node:stream';
+import { isTerminalSandboxState, PaddockError, type RunnerCapabilities, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
+import type {
+  BackendEvent,
+  ExecProcess,
+  ExecRequest,
+  ExecResult,
+  ExecStreamRequest,
+  FileStat,
+  LaunchSpec,
+  LogChunk,
+  LogRequest,
+  RecoveredSandbox,
+  SandboxBackend,
+} from '../sandbox-backend';
+import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
+import { detectCgroupMode, killQuietly, RunnerCgroups } from './cgroups';
+import { sandboxNotFound, sandboxNotRunning } from './errors';
+import { runExec, startExec } from './exec-client';
+import { FileClient } from './file-client';
+import { fromOffset, LogCursor, tailLines } from './log-file';
+import { BASE_IMAGE, isSafeId, resolveOptions, type LocalBackendOptions, type ResolvedOptions } from './options';
+import { request } from './socket-io';
+import { SupervisorZygote } from './supervisor-zygote';
+import { SUPERVISOR_PY } from './supervisor.py';
+
+/** What the backend remembers about one sandbox (rebuilt from the state directory after a restart). */
+interface SandboxRecord {
+  id: string;
+  dir: string;
+  labels: Record<string, string>;
+  state: SandboxState;
+  startedAt: Date;
+  deadline: Date;
+  lastSeq: number;
+  eventsPos: number;
+  terminal: Promise<void>;
+  resolveTerminal: () => void;
+  supervisorPid?: number;
+  poll?: NodeJS.Timeout;
+  backstop?: NodeJS.Timeout;
+}
+
+/** The plan file the runner hands to a supervisor (see supervisor.py.ts). */
+interface SupervisorPlan {
+  sandboxId: string;
+  dir: string;
+  uid: number;
+  gid: number;
+  bwrapExe: string;
+  bwrap: string[];
+  execEnv: Record<string, string>;
+  execCwd: string;
+  cgroupProcs: string[];
+  cgroupDirs: string[];
+  cgroupKill?: string;
+  oomFile: string;
+  nofile: number;
+  deadlineMs: number;
+  lifetimeSeconds: number;
+  memoryBytes: number;
+  termGraceMs: number;
+  diskBytes: number;
+  logCapBytes: number;
+  files: { rel: string; b64: string }[];
+}
+
+interface WireEvent {
+  seq: number;
+  sandboxId?: string;
+  state: SandboxState;
+  reason?: SandboxStateReason;
+  message?: string;
+  exitCode?: number;
+  at: number;
+}
+
+const DEFAULT_LIFETIME_SECONDS = 600;
+
+function archName(): string {
+  return process.arch === 'x64' ? 'amd64' : process.arch === 'arm64' ? 'arm64' : process.arch;
+}
+
+/**
+ * Runs sandboxes on this machine with bubblewrap and cgroups.
+ *
+ * **Isolation level:** Linux namespaces (user, pid, mount, ipc, uts, network, cgroup), cgroup
+ * limits, no capabilities, no new privileges and a seccomp deny-list. That is a shared kernel:
+ * this backend is for development and single-machine use. Production isolation comes from the
+ * Kubernetes backend's runtime classes (gVisor, Kata).
+ *
+ * Each sandbox has a detached supervisor process (its parent) that enforces the lifetime, captures
+ * output and serves exec/file requests, so sandboxes survive a runner restart and are adopted by
+ * `recover()`, while nothing outlives its lifetime.
+ */
+export class LocalBackend implements SandboxBackend {
+  readonly kind = 'local' as const;
+  private readonly o: ResolvedOptions;
+  private readonly sandboxes = new Map<string, SandboxRecord>();
+  private readonly listeners: ((e: BackendEvent) => void)[] = [];
+  private cgroups?: RunnerCgroups;
+  private zygote?: SupervisorZygote;
+  private closed = false;
+
+  constructor(options: LocalBackendOptions) {
+    if (!isSafeId(options.runnerId)) {
+      throw new PaddockError('invalid_argument', `runnerId ${JSON.stringify(options.runnerId)} must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}`, {
+        reason: 'PADDOCK_VALIDATION_FAILED',
+        violations: [{ field: 'runnerId', rule: 'pattern', description: 'letters, digits, dot, underscore, dash; at most 128' }],
+      });
+    }
+    this.o = resolveOptions(options);
+  }
+
+  get stateDir(): string {
+    return this.o.stateDir;
+  }
+
+  /** Lazily prepares the state directory, the cgroup tree and the supervisor zygote. */
+  private init(): RunnerCgroups {
+    if (this.cgroups) return this.cgroups;
+    const mode = detectCgroupMode(this.o.cgroupRoot);
+    if (!mode) {
+      throw new PaddockError('failed_precondition', `no usable cgroup hierarchy under ${this.o.cgroupRoot} (need cgroup v2, or v1 cpu, memory and pids)`, {
+        reason: 'CWSANDBOX_INTERNAL',
+      });
+    }
+    // 0711: the sandbox user must traverse to its bind sources, but cannot list other sandboxes.
+    mkdirSync(join(this.o.stateDir, 'sandboxes'), { recursive: true, mode: 0o711 });
+    writeFileSync(this.scriptPath(), SUPERVISOR_PY, { mode: 0o644 });
+    const cg = new RunnerCgroups(mode, this.o.cgroupRoot, this.o.runnerId);
+    cg.ensureRunnerTree();
+    this.cgroups = cg;
+    this.zygote = new SupervisorZygote(
+      this.o.pythonPath,
+      this.scriptPath(),
+      join(cg.supervisorsDir(), 'cgroup.procs'),
+      join(this.o.stateDir, 'supervisors.log'),
+      (line) => this.onSupervisorLine(line),
+    );
+    this.zygote.ensure();
+    return cg;
+  }
+
+  private scriptPath(): string {
+    return join(this.o.stateDir, 'supervisor.py');
+  }
+
+  private sandboxDir(id: string): string {
+    return join(this.o.stateDir, 'sandboxes', id);
+  }
+
+  capabilities(): RunnerCapabilities {
+    return {
+      isolation: 'namespaces',
+      egressRuleKinds: [],
+      ingressRuleKinds: [],
+      // "Egress" here means sharing the host network (network: 'host'); no rule kind can be enforced.
+      supportsEgress: true,
+      runtimeClasses: [],
+      gpuTypes: [],
+      architectures: [archName()],
+      instanceTypes: [],
+      storageMedia: ['STORAGE_MEDIUM_DISK'],
+      supportsPrivileged: false,
+      images: [BASE_IMAGE, ...Object.keys(this.o.images)],
+    };
+  }
+
+  onEvent(listener: (e: BackendEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private publish(e: BackendEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch {
+        // a listener's failure must not break event delivery to the others
+      }
+    }
+  }
+
+  private newRecord(id: string, labels: Record<string, string>, startedAt: Date, deadline: Date): SandboxRecord {
+    let resolveTerminal!: () => void;
+    const terminal = new Promise<void>((r) => (resolveTerminal = r));
+    const rec: SandboxRecord = {
+      id,
+      dir: this.sandboxDir(id),
+      labels,
+      state: 'STATE_PENDING',
+      startedAt,
+      deadline,
+      lastSeq: 0,
+      eventsPos: 0,
+      terminal,
+      resolveTerminal,
+    };
+    this.sandboxes.set(id, rec);
+    return rec;
+  }
+
+  /** Appends an event the runner itself decides (CREATING, IMAGE_NOT_FOUND...) to the sandbox's event file. */
+  private recordEvent(rec: SandboxRecord, ev: Omit<WireEvent, 'seq' | 'at'>): void {
+    const wire: WireEvent = { seq: rec.lastSeq + 1, at: Date.now() / 1000, ...ev };
+    try {
+      appendFileSync(join(rec.dir, 'events.jsonl'), `${JSON.stringify(wire)}\n`);
+    } catch {
+      // the directory may already be gone (reaped); the in-memory event still goes out
+    }
+    this.apply(rec, wire);
+  }
+
+  private apply(rec: SandboxRecord, ev: WireEvent, fromFile = false): void {
+    if (ev.seq <= rec.lastSeq || isTerminalSandboxState(rec.state)) return;
+    // A line lost on the shared pipe (the supervisor drops rather than blocks): the file has it.
+    if (!fromFile && ev.seq > rec.lastSeq + 1) this.catchUp(rec);
+    if (ev.seq <= rec.lastSeq) return;
+    rec.lastSeq = ev.seq;
+    rec.state = ev.state;
+    const out: BackendEvent = { sandboxId: rec.id, state: ev.state, at: new Date(ev.at * 1000) };
+    if (ev.reason) out.reason = ev.reason;
+    if (ev.message) out.message = ev.message;
+    if (ev.exitCode !== undefined && ev.exitCode !== null) out.exitCode = ev.exitCode;
+    this.publish(out);
+    if (isTerminalSandboxState(ev.state)) {
+      if (rec.poll) clearInterval(rec.poll);
+      if (rec.backstop) clearTimeout(rec.backstop);
+      rec.resolveTerminal();
+    }
+  }
+
+  /** Reads the sandbox's event file from where we left off (the supervisor appends to it). */
+  private catchUp(rec: SandboxRecord): void {
+    let text: string;
+    try {
+      text = readFileSync(join(rec.dir, 'events.jsonl'), 'utf8');
+    } catch {
+      return;
+    }
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      try {
+        this.apply(rec, JSON.parse(line) as WireEvent, true);
+      } catch {
+        // a torn last line is read again next time
+      }
+    }
+  }
+
+  async launch(spec: LaunchSpec): Promise<void> {
+    if (this.closed) throw new PaddockError('unavailable', 'the local backend is closed', { reason: 'CWSANDBOX_RUNNER_UNAVAILABLE' });
+    if (!isSafeId(spec.sandboxId)) {
+      throw new PaddockError('invalid_argument', `sandboxId ${JSON.stringify(spec.sandboxId)} must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}`, {
+        reason: 'CWSANDBOX_INVALID_REQUEST',
+        violations: [{ field: 'sandboxId', rule: 'pattern', description: 'letters, digits, dot, underscore, dash; at most 128' }],
+      });
+    }
+    if (this.sandboxes.has(spec.sandboxId) || existsSync(this.sandboxDir(spec.sandboxId))) return;
+    const cg = this.init();
+    const lifetime = spec.lifetimeSeconds > 0 ? spec.lifetimeSeconds : DEFAULT_LIFETIME_SECONDS;
+    const startedAt = new Date();
+    const deadline = new Date(startedAt.getTime() + lifetime * 1000);
+    const rec = this.newRecord(spec.sandboxId, spec.labels, startedAt, deadline);
+    mkdirSync(rec.dir, { recursive: true, mode: 0o711 });
+    writeFileSync(
+      join(rec.dir, 'meta.json'),
+      JSON.stringify({ sandboxId: spec.sandboxId, labels: spec.labels, startedAt: startedAt.toISOString(), deadline: deadline.toISOString() }),
+    );
+    this.recordEvent(rec, { state: 'STATE_CREATING' });
+
+    const image = resolveImage(spec.image, this.o.images);
+    if (!image) {
+      this.recordEvent(rec, {
+        state: 'STATE_FAILED',
+        reason: 'IMAGE_NOT_FOUND',
+        message: `image ${JSON.stringify(spec.image)} is not known to local runner ${this.o.runnerId} (known: ${this.capabilities().images.join(', ')})`,
+      });
+      return;
+    }
+    const files: SupervisorPlan['files'] = [];
+    for (const f of spec.files) {
+      const rel = sandboxFileToDiskPath(f.path);
+      if (!rel) {
+        this.recordEvent(rec, {
+          state: 'STATE_FAILED',
+          reason: 'FAILED_TO_START',
+          message: `files[].path ${JSON.stringify(f.path)} must be an absolute path under /workspace or /tmp`,
+        });
+        return;
+      }
+      files.push({ rel, b64: f.content.toString('base64') });
+    }
+    try {
+      cg.create(spec.sandboxId, spec);
+      const plan: SupervisorPlan = {
+        sandboxId: spec.sandboxId,
+        dir: rec.dir,
+        uid: this.o.sandboxUid,
+        gid: this.o.sandboxGid,
+        bwrapExe: this.o.bwrapPath,
+        bwrap: bwrapArgs(spec, image, join(rec.dir, 'disk')),
+        execEnv: baseEnv(spec),
+        execCwd: spec.workingDir || WORKSPACE,
+        cgroupProcs: cg.procsFiles(spec.sandboxId),
+        cgroupDirs: cg.boxDirs(spec.sandboxId),
+        ...(cg.killFile(spec.sandboxId) ? { cgroupKill: cg.killFile(spec.sandboxId) } : {}),
+        oomFile: cg.oomFile(spec.sandboxId),
+        nofile: spec.openFilesMax,
+        deadlineMs: deadline.getTime(),
+        lifetimeSeconds: lifetime,
+        memoryBytes: spec.memoryBytes,
+        termGraceMs: this.o.lifetimeGraceMs,
+        diskBytes: spec.diskBytes,
+        logCapBytes: this.o.logCapBytes,
+        files,
+      };
+      const planPath = join(rec.dir, 'plan.json');
+      writeFileSync(planPath, JSON.stringify(plan), { mode: 0o600 });
+      (this.zygote as SupervisorZygote).start(planPath);
+      this.watch(rec, false);
+    } catch (e) {
+      this.recordEvent(rec, { state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `launch failed: ${(e as Error).message}` });
+      await cg.killAndRemove(spec.sandboxId);
+      return;
+    }
+    this.armBackstop(rec);
+  }
+
+  /** Events of every supervisor arrive on the zygote's shared stdout, one JSON line each. */
+  private onSupervisorLine(line: string): void {
+    try {
+      const ev = JSON.parse(line) as WireEvent;
+      const rec = ev.sandboxId ? this.sandboxes.get(ev.sandboxId) : undefined;
+      if (rec) this.apply(rec, ev);
+    } catch {
+      // a malformed line is ignored: the event file is the record of truth
+    }
+  }
+
+  /**
+   * Watches a sandbox's supervisor: liveness always (a supervisor that dies without a terminal
+   * event is cleaned up after), and the event file too for adopted sandboxes, whose events no
+   * longer reach us through the zygote.
+   */
+  private watch(rec: SandboxRecord, pollEvents: boolean): void {
+    const since = Date.now();
+    rec.poll = setInterval(() => {
+      if (pollEvents || rec.state === 'STATE_CREATING') this.catchUp(rec);
+      if (isTerminalSandboxState(rec.state)) {
+        clearInterval(rec.poll);
+        return;
+      }
+      rec.supervisorPid ??= readPid(join(rec.dir, 'supervisor.pid'));
+      const lost = rec.supervisorPid === undefined ? Date.now() - since > 30_000 : !pidAlive(rec.supervisorPid);
+      if (lost) {
+        clearInterval(rec.poll);
+        void this.onSupervisorGone(rec);
+      }
+    }, pollEvents ? 100 : 250);
+    rec.poll.unref();
+  }
+
+  /** The supervisor exited: read its last events; if it died without a terminal event, clean up after it. */
+  private async onSupervisorGone(rec: SandboxRecord): Promise<void> {
+    this.catchUp(rec);
+    if (isTerminalSandboxState(rec.state) || this.closed) return;
+    if (rec.supervisorPid !== undefined && pidAlive(rec.supervisorPid)) return;
+    await this.cleanupResources(rec.id);
+    this.recordEvent(rec, { state: 'STATE_FAILED', reason: 'RUNNER_LOST', message: 'the sandbox supervisor exited unexpectedly' });
+  }
+
+  /**
+   * The runner-side lifetime enforcement (the supervisor's own deadline is the primary one): if the
+   * sandbox is still not terminal well past its deadline, the runner kills it itself.
+   */
+  private armBackstop(rec: SandboxRecord): void {
+    const due = rec.deadline.getTime() + this.o.lifetimeGraceMs + 3000 - Date.now();
+    rec.backstop = setTimeout(() => {
+      if (!isTerminalSandboxState(rec.state)) void this.reap(rec.id, 'LIFETIME_EXPIRED').catch(() => undefined);
+    }, Math.max(0, Math.min(due, 2 ** 31 - 1)));
+    rec.backstop.unref();
+  }
+
+  private record(id: string): SandboxRecord {
+    const rec = this.sandboxes.get(id);
+    if (!rec) throw sandboxNotFound(id);
+    return rec;
+  }
+
+  private runningRecord(id: string): SandboxRecord {
+    const rec = this.record(id);
+    if (rec.state !== 'STATE_RUNNING') throw sandboxNotRunning(id, rec.state);
+    return rec;
+  }
+
+  private socketPath(rec: SandboxRecord): string {
+    return join(rec.dir, 'sup.sock');
+  }
+
+  async stop(sandboxId: string, graceSeconds: number, reason: SandboxStateReason): Promise<void> {
+    const rec = this.record(sandboxId);
+    if (isTerminalSandboxState(rec.state)) return;
+    // Seen by a supervisor that has not opened its socket yet; it then never starts the sandbox.
+    if (!existsSync(join(rec.dir, 'stop-reason'))) writeFileSync(join(rec.dir, 'stop-reason'), reason);
+    // A sandbox launched a moment ago may not have its supervisor yet: give the zygote time to fork it.
+    for (let i = 0; rec.supervisorPid === undefined && i < 200; i++) {
+      rec.supervisorPid = readPid(join(rec.dir, 'supervisor.pid'));
+      if (rec.supervisorPid === undefined) await delay(25);
+    }
+    try {
+      await request(this.socketPath(rec), { op: 'stop', grace: Math.max(0, graceSeconds), reason });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      const supervisorAlive = rec.supervisorPid !== undefined && pidAlive(rec.supervisorPid);
+      if (code !== 'ENOENT' || !supervisorAlive) {
+        await this.reap(sandboxId, reason);
+        return;
+      }
+    }
+    const limit = (Math.max(0, graceSeconds) + 15) * 1000;
+    const timedOut = await Promise.race([rec.terminal.then(() => false), delay(limit).then(() => true)]);
+    if (timedOut) await this.reap(sandboxId, reason);
+  }
+
+  async exec(sandboxId: string, req: ExecRequest): Promise<ExecResult> {
+    const rec = this.runningRecord(sandboxId);
+    requireArgv(req.argv);
+    return runExec(this.socketPath(rec), { ...req, env: { ...this.readPlanEnv(rec), ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state));
+  }
+
+  async execStream(sandboxId: string, req: ExecStreamRequest): Promise<ExecProcess> {
+    const rec = this.runningRecord(sandboxId);
+    requireArgv(req.argv);
+    const plan = this.readPlanEnv(rec);
+    return startExec(this.socketPath(rec), { ...req, env: { ...plan, ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state));
+  }
+
+  private readPlanEnv(rec: SandboxRecord): Record<string, string> {
+    try {
+      return (JSON.parse(readFileSync(join(rec.dir, 'plan.json'), 'utf8')) as SupervisorPlan).execEnv;
+    } catch {
+      return {};
+    }
+  }
+
+  private files(id: string): FileClient {
+    const rec = this.runningRecord(id);
+    return new FileClient(this.socketPath(rec), id);
+  }
+
+  async readFile(sandboxId: string, path: string): Promise<Readable> {
+    return this.files(sandboxId).read(path);
+  }
+
+  async writeFile(sandboxId: string, path: string, content: Readable | Buffer, mode?: number): Promise<void> {
+    await this.files(sandboxId).write(path, content, mode);
+  }
+
+  async listDir(sandboxId: string, path: string): Promise<FileStat[]> {
+    return this.files(sandboxId).list(path);
+  }
+
+  async stat(sandboxId: string, path: string): Promise<FileStat> {
+    return this.files(sandboxId).stat(path);
+  }
+
+  async remove(sandboxId: string, path: string, recursive: boolean): Promise<void> {
+    return this.files(sandboxId).remove(path, recursive);
+  }
+
+  async *logs(sandboxId: string, req: LogRequest): AsyncIterable<LogChunk> {
+    const rec = this.record(sandboxId);
+    const cursor = new LogCursor(join(rec.dir, 'log'));
+    let chunks = cursor.readNew();
+    if (req.fromOffset !== undefined) chunks = fromOffset(chunks, req.fromOffset);
+    if (req.sinceTime) {
+      const since = req.sinceTime.getTime();
+      chunks = chunks.filter((c) => c.time.getTime() >= since);
+    }
+    if (req.tailLines !== undefined) chunks = tailLines(chunks, req.tailLines);
+    for (const c of chunks) {
+      if (req.signal?.aborted) return;
+      yield c;
+    }
+    if (!req.follow) return;
+    for (;;) {
+      if (req.signal?.aborted) return;
+      const done = isTerminalSandboxState(rec.state);
+      for (const c of fromOffset(cursor.readNew(), req.fromOffset ?? 0)) {
+        if (req.signal?.aborted) return;
+        yield c;
+      }
+      if (done) return;
+      await Promise.race([rec.terminal, delay(50, req.signal)]);
+    }
+  }
+
+  /** Lists live sandboxes to adopt; reaps dead ones and anything without state. */
+  async recover(): Promise<RecoveredSandbox[]> {
+    const cg = this.init();
+    const root = join(this.o.stateDir, 'sandboxes');
+    const out: RecoveredSandbox[] = [];
+    const alive = new Set<string>();
+    for (const id of readdirSync(root)) {
+      if (this.sandboxes.has(id)) {
+        const rec = this.sandboxes.get(id) as SandboxRecord;
+        if (!isTerminalSandboxState(rec.state)) out.push(this.toRecovered(rec));
+        alive.add(id);
+        continue;
+      }
+      const dir = this.sandboxDir(id);
+      let meta: { labels: Record<string, string>; startedAt: string; deadline: string };
+      try {
+        meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as typeof meta;
+      } catch {
+        await this.cleanupResources(id);
+        continue;
+      }
+      const rec = this.newRecord(id, meta.labels, new Date(meta.startedAt), new Date(meta.deadline));
+      this.catchUp(rec);
+      const pid = readPid(join(dir, 'supervisor.pid'));
+      rec.supervisorPid = pid;
+      const supervisorAlive = pid !== undefined && isOurSupervisor(pid, this.scriptPath());
+      if (supervisorAlive && !isTerminalSandboxState(rec.state)) {
+        alive.add(id);
+        this.adopt(rec);
+        out.push(this.toRecovered(rec));
+        continue;
+      }
+      // Dead: its supervisor is gone (or it already ended). Release everything, report why.
+      await this.reap(id, 'RUNNER_LOST');
+    }
+    // Cgroups that have no state directory, and supervisors of a previous runner (its zygote).
+    for (const id of cg.listSandboxes()) {
+      if (!alive.has(id) && !this.sandboxes.has(id)) await cg.killAndRemove(id);
+    }
+    const ours = new Set([this.zygote?.pid() ?? -1, ...[...this.sandboxes.values()].map((r) => r.supervisorPid ?? -1)]);
+    for (const pid of cg.supervisorPids()) {
+      if (!ours.has(pid)) killQuietly(pid, 'SIGKILL');
+    }
+    return out;
+  }
+
+  private toRecovered(rec: SandboxRecord): RecoveredSandbox {
+    return { sandboxId: rec.id, labels: rec.labels, state: rec.state, startedAt: rec.startedAt, deadline: rec.deadline };
+  }
+
+  /** Follows an adopted sandbox by polling its event file and its supervisor's liveness. */
+  private adopt(rec: SandboxRecord): void {
+    this.watch(rec, true);
+    this.armBackstop(rec);
+  }
+
+  async reap(sandboxId: string, reason: SandboxStateReason): Promise<void> {
+    const rec = this.sandboxes.get(sandboxId);
+    if (rec && !isTerminalSandboxState(rec.state) && rec.supervisorPid !== undefined && pidAlive(rec.supervisorPid)) {
+      try {
+        if (!existsSync(join(rec.dir, 'stop-reason'))) writeFileSync(join(rec.dir, 'stop-reason'), reason);
+        await request(this.socketPath(rec), { op: 'stop', grace: 0, reason });
+        await Promise.race([rec.terminal, delay(10_000)]);
+      } catch {
+        // the supervisor is not answering: it is killed below
+      }
+    }
+    if (rec) {
+      if (rec.poll) clearInterval(rec.poll);
+      if (rec.backstop) clearTimeout(rec.backstop);
+      this.catchUp(rec);
+      if (!isTerminalSandboxState(rec.state)) {
+        this.recordEvent(rec, { state: 'STATE_FAILED', reason, message: `reaped by the runner (${reason})` });
+      }
+    }
+    await this.cleanupResources(sandboxId);
+    this.sandboxes.delete(sandboxId);
+  }
+
+  /** Kills the supervisor and every process of the sandbox, removes its cgroups, tmpfs and state. */
+  private async cleanupResources(id: string): Promise<void> {
+    const cg = this.init();
+    const dir = this.sandboxDir(id);
+    const pid = readPid(join(dir, 'supervisor.pid'));
+    if (pid !== undefined && isOurSupervisor(pid, this.scriptPath())) {
+      killQuietly(pid, 'SIGKILL');
+      const until = Date.now() + 5000;
+      while (pidAlive(pid) && Date.now() < until) await delay(5);
+    }
+    await cg.killAndRemove(id);
+    const disk = join(dir, 'disk');
+    if (isMountPoint(disk)) spawnSync('umount', ['-l', disk]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.zygote?.close();
+    for (const rec of this.sandboxes.values()) {
+      if (rec.poll) clearInterval(rec.poll);
+      if (rec.backstop) clearTimeout(rec.backstop);
+    }
+  }
+
+  /** Test and operator helper: the cgroup tree of this runner (e.g. to check that nothing is left). */
+  cgroupTree(): RunnerCgroups {
+    return this.init();
+  }
+}
+
+function requireArgv(argv: string[]): void {
+  if (argv.length === 0) {
+    throw new PaddockError('invalid_argument', 'argv must name a command', {
+      reason: 'CWSANDBOX_INVALID_REQUEST',
+      violations: [{ field: 'argv', rule: 'min_items', description: 'at least one element' }],
+    });
+  }
+}
+
+/** `/workspace/a/b` → `workspace/a/b` under the sandbox's disk; anything else is refused. */
+export function sandboxFileToDiskPath(path: string): string | undefined {
+  if (!path.startsWith('/')) return undefined;
+  const norm = posix.normalize(path);
+  for (const top of ['/workspace/', '/tmp/']) {
+    if (norm.startsWith(top) && norm.length > top.length) return norm.slice(1);
+  }
+  return undefined;
+}
+
+function readPid(file: string): number | undefined {
+  try {
+    const n = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // A zombie has exited; only its parent has not collected it yet.
+    return !/^\d+ \(.*\) Z /.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+function isOurSupervisor(pid: number, script: string): boolean {
+  try {
+    return pidAlive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(script);
+  } catch {
+    return false;
+  }
+}
+
+function isMountPoint(path: string): boolean {
+  try {
+    return readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .some((l) => l.split(' ')[4] === path);
+  } catch {
+    return false;
+  }
+}
+
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,65 @@
+import { join } from 'node:path';
+
+/** An image the local backend can run: a host directory used as a read-only root filesystem. */
+export interface LocalImage {
+  /** Absolute path of a root filesystem (like an unpacked container image). */
+  rootfs: string;
+}
+
+export interface LocalBackendOptions {
+  runnerId: string;
+  /** Runtime state (one directory per sandbox). Default `/run/paddock/<runnerId>`. Must be on a filesystem that survives a runner restart. */
+  stateDir?: string;
+  /** Root of the cgroup filesystem. Default `/sys/fs/cgroup`. */
+  cgroupRoot?: string;
+  /** Extra images, name → root filesystem. `paddock/base` (the host's /usr and /etc essentials) is always known. */
+  images?: Record<string, LocalImage>;
+  bwrapPath?: string;
+  /** Python 3 for the per-sandbox supervisors. Default `/usr/bin/python3`. */
+  pythonPath?: string;
+  /** Host uid/gid the sandboxed processes run as (inside a user namespace). Default 65534 (nobody). */
+  sandboxUid?: number;
+  sandboxGid?: number;
+  /** Cap on each sandbox's captured stdout+stderr. Default 10 MiB. */
+  logCapBytes?: number;
+  /** Grace between SIGTERM and SIGKILL when the lifetime expires. Default 2000 ms. */
+  lifetimeGraceMs?: number;
+}
+
+export interface ResolvedOptions {
+  runnerId: string;
+  stateDir: string;
+  cgroupRoot: string;
+  images: Record<string, LocalImage>;
+  bwrapPath: string;
+  pythonPath: string;
+  sandboxUid: number;
+  sandboxGid: number;
+  logCapBytes: number;
+  lifetimeGraceMs: number;
+}
+
+export const BASE_IMAGE = 'paddock/base';
+export const DEFAULT_LOG_CAP_BYTES = 10 * 1024 * 1024;
+
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Ids become directory and cgroup names, so they are restricted to a safe alphabet. */
+export function isSafeId(id: string): boolean {
+  return ID_PATTERN.test(id) && id !== '_supervisors';
+}
+
+export function resolveOptions(o: LocalBackendOptions): ResolvedOptions {
+  return {
+    runnerId: o.runnerId,
+    stateDir: o.stateDir ?? join('/run/paddock', o.runnerId),
+    cgroupRoot: o.cgroupRoot ?? '/sys/fs/cgroup',
+    images: o.images ?? {},
+    bwrapPath: o.bwrapPath ?? '/usr/bin/bwrap',
+    pythonPath: o.pythonPath ?? '/usr/bin/python3',
+    sandboxUid: o.sandboxUid ?? 65534,
+    sandboxGid: o.sandboxGid ?? 65534,
+    logCapBytes: o.logCapBytes ?? DEFAULT_LOG_CAP_BYTES,
+    lifetimeGraceMs: o.lifetimeGraceMs ?? 2000,
+  };
+}

@@ -1,0 +1,87 @@
+import { connect, type Socket } from 'node:net';
+
+/** Connects to a Unix socket; rejects with the errno error (ENOENT, ECONNREFUSED...) if nobody listens. */
+export function connectUnix(path: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(path);
+    const onError = (e: Error): void => {
+      sock.destroy();
+      reject(e);
+    };
+    sock.once('error', onError);
+    sock.once('connect', () => {
+      sock.off('error', onError);
+      resolve(sock);
+    });
+  });
+}
+
+export function sendLine(sock: Socket, obj: unknown): void {
+  sock.write(`${JSON.stringify(obj)}\n`);
+}
+
+/**
+ * Reads one newline-terminated line without consuming anything after it: the rest is pushed back
+ * (`unshift`) so the socket can then be handed to a consumer as a raw byte stream.
+ */
+export function readLine(sock: Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = Buffer.alloc(0);
+    const cleanup = (): void => {
+      sock.off('readable', onReadable);
+      sock.off('end', onEnd);
+      sock.off('close', onEnd);
+      sock.off('error', onError);
+    };
+    const onReadable = (): void => {
+      for (;;) {
+        const chunk = sock.read() as Buffer | null;
+        if (chunk === null) return;
+        const nl = chunk.indexOf(10);
+        if (nl >= 0) {
+          cleanup();
+          const rest = chunk.subarray(nl + 1);
+          if (rest.length > 0) sock.unshift(rest);
+          resolve(Buffer.concat([buf, chunk.subarray(0, nl)]).toString('utf8'));
+          return;
+        }
+        buf = Buffer.concat([buf, chunk]);
+      }
+    };
+    const onEnd = (): void => {
+      cleanup();
+      reject(new Error('the sandbox supervisor closed the connection before replying'));
+    };
+    const onError = (e: Error): void => {
+      cleanup();
+      reject(e);
+    };
+    sock.on('readable', onReadable);
+    sock.once('end', onEnd);
+    sock.once('close', onEnd);
+    sock.once('error', onError);
+    onReadable();
+  });
+}
+
+export interface SupervisorReply {
+  ok?: boolean;
+  errno?: string;
+  message?: string;
+  [k: string]: unknown;
+}
+
+export async function readReply(sock: Socket): Promise<SupervisorReply> {
+  return JSON.parse(await readLine(sock)) as SupervisorReply;
+}
+
+/** One request/one reply (stop, ping). */
+export async function request(path: string, body: Record<string, unknown>): Promise<SupervisorReply> {
+  const sock = await connectUnix(path);
+  try {
+    sendLine(sock, body);
+    return await readReply(sock);
+  } finally {
+    sock.destroy();
+  }
+}

@@ -1,0 +1,40 @@
+import { availableParallelism, totalmem } from 'node:os';
+import { z } from 'zod';
+
+/**
+ * The runner's environment, parsed once in `main.ts` before anything starts. Identity variables
+ * may also come from the config file (`identity`), which the controller writes; the environment
+ * wins when both are set, so a developer can override a single field.
+ */
+export const RunnerEnvSchema = z.object({
+  PADDOCK_RUNNER_ID: z.string().min(1).optional(),
+  PADDOCK_ORGANIZATION_ID: z.string().min(1).optional(),
+  PADDOCK_CLUSTER_ID: z.string().min(1).optional(),
+  PADDOCK_ZONE: z.string().min(1).optional(),
+  PADDOCK_RUNNER_GROUP_ID: z.string().min(1).default('default'),
+  PADDOCK_RUNNER_BACKEND: z.enum(['local', 'kubernetes']).default('local'),
+  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /** YAML or JSON file `{ runnerId?, revision, policy, policyEtag, identity }`; watched for changes. */
+  PADDOCK_RUNNER_CONFIG: z.string().min(1).optional(),
+  /** Where the local backend keeps per-sandbox state (cgroup names, labels, logs) across restarts. */
+  PADDOCK_RUNNER_STATE_DIR: z.string().min(1).default('/var/lib/paddock-runner'),
+  PADDOCK_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
+  /** Capacity offered to sandboxes; defaults to the whole host. */
+  PADDOCK_CAPACITY_CPU_MILLIS: z.coerce.number().int().positive().default(availableParallelism() * 1000),
+  PADDOCK_CAPACITY_MEMORY_BYTES: z.coerce.number().int().positive().default(totalmem()),
+  PADDOCK_CAPACITY_SANDBOXES: z.coerce.number().int().positive().default(100),
+  /** Per-sandbox caps that the policy has no field for (they protect the host, not the tenant). */
+  PADDOCK_SANDBOX_PIDS_MAX: z.coerce.number().int().positive().default(1024),
+  PADDOCK_SANDBOX_DISK_BYTES: z.coerce.number().int().positive().default(1024 ** 3),
+  PADDOCK_SANDBOX_OPEN_FILES_MAX: z.coerce.number().int().positive().default(4096),
+  /** A stream whose peer grants no credit (or sends nothing) for this long is abandoned. */
+  PADDOCK_STREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+});
+export type RunnerEnv = z.infer<typeof RunnerEnvSchema>;
+
+/** Parses the environment; on failure returns a readable list of every bad variable. */
+export function parseRunnerEnv(env: NodeJS.ProcessEnv): { ok: true; env: RunnerEnv } | { ok: false; errors: string[] } {
+  const r = RunnerEnvSchema.safeParse(env);
+  if (r.success) return { ok: true, env: r.data };
+  return { ok: false, errors: r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
+}

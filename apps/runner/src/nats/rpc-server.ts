@@ -1,0 +1,139 @@
+import {
+  ListDirRequestSchema,
+  queueGroups,
+  RemoveRequestSchema,
+  RUNNER_RPC_OPS,
+  StatRequestSchema,
+  subjects,
+  type FileStatWire,
+  type RunnerRpcOp,
+  type RunnerRpcReply,
+  PaddockError,
+} from '@paddock/contracts';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { z } from 'zod';
+import type { FileStat, SandboxBackend } from '../backend/sandbox-backend';
+import { invalidRequest, toPaddockError } from '../service/errors';
+import type { RunnerLogger, SandboxService } from '../service/sandbox-service';
+import type { StreamHandlers } from './stream-handlers';
+
+type Handler = (body: unknown) => Promise<unknown>;
+
+function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const r = schema.safeParse(body);
+  if (!r.success) throw invalidRequest(r.error);
+  return r.data;
+}
+
+function statToWire(s: FileStat): FileStatWire {
+  return { path: s.path, type: s.type, size: s.size, mode: s.mode, modifiedAt: s.modifiedAt.toISOString() };
+}
+
+/**
+ * Serves the runner's RPC subjects with plain core-NATS request/reply in the runner's queue group.
+ *
+ * Why not `@nats-io/services`: on the pinned 3.3.1 line it only exists as a prerelease
+ * (3.0.0-25, TOOLCHAIN.md §1), and all it would add here is `$SRV` discovery and stats. The
+ * envelope (`{ ok, result } | { ok: false, error: ApiErrorBody }`) and the subject scheme live in
+ * `@paddock/contracts`, so moving to the services framework later changes only this file.
+ */
+export class RunnerRpcServer {
+  private sub: Subscription | undefined;
+  private readonly handlers: Record<RunnerRpcOp, Handler>;
+  private inFlight = 0;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly runnerId: string,
+    service: SandboxService,
+    backend: SandboxBackend,
+    streams: StreamHandlers,
+    private readonly log: RunnerLogger,
+  ) {
+    const fileOp = async <T>(path: string, fn: () => Promise<T>): Promise<T> => {
+      try {
+        return await fn();
+      } catch (e) {
+        throw toPaddockError(e, { path });
+      }
+    };
+    this.handlers = {
+      create: async (b) => ({ sandbox: await service.create(b) }),
+      get: async (b) => ({ sandbox: service.get(b) }),
+      list: async (b) => ({ sandboxes: service.list(b) }),
+      delete: async (b) => service.delete(b),
+      exec: (b) => service.exec(b),
+      execStream: (b) => streams.execStream(b),
+      readFile: (b) => streams.readFile(b),
+      writeFile: (b) => streams.writeFile(b),
+      logs: (b) => streams.logs(b),
+      listDir: async (b) => {
+        const req = parse(ListDirRequestSchema, b);
+        service.requireRunning(req.organizationId, req.sandboxId);
+        const entries = await fileOp(req.path, () => backend.listDir(req.sandboxId, req.path));
+        return { entries: entries.map(statToWire) };
+      },
+      stat: async (b) => {
+        const req = parse(StatRequestSchema, b);
+        service.requireRunning(req.organizationId, req.sandboxId);
+        return { stat: statToWire(await fileOp(req.path, () => backend.stat(req.sandboxId, req.path))) };
+      },
+      remove: async (b) => {
+        const req = parse(RemoveRequestSchema, b);
+        service.requireRunning(req.organizationId, req.sandboxId);
+        await fileOp(req.path, () => backend.remove(req.sandboxId, req.path, req.recursive));
+        return {};
+      },
+    };
+  }
+
+  start(): void {
+    this.sub = this.nc.subscribe(subjects.runnerRpcAll(this.runnerId), {
+      queue: queueGroups.runner(this.runnerId),
+      callback: (err, msg) => {
+        if (err) {
+          this.log.error('RPC subscription failed', { error: err.message });
+          return;
+        }
+        void this.handle(msg);
+      },
+    });
+  }
+
+  /** Stops taking new requests and waits (bounded) for the in-flight ones to reply. */
+  async stop(timeoutMs = 5_000): Promise<void> {
+    this.sub?.unsubscribe();
+    const deadline = Date.now() + timeoutMs;
+    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  private async handle(msg: Msg): Promise<void> {
+    const op = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
+    this.inFlight++;
+    let reply: RunnerRpcReply<unknown>;
+    try {
+      if (!(RUNNER_RPC_OPS as readonly string[]).includes(op)) {
+        throw new PaddockError('unimplemented', `unknown runner operation ${op}`, { reason: 'CWSANDBOX_INVALID_REQUEST' });
+      }
+      let body: unknown;
+      try {
+        body = msg.data.length ? JSON.parse(new TextDecoder().decode(msg.data)) : {};
+      } catch {
+        throw new PaddockError('invalid_argument', 'request body is not valid JSON', { reason: 'CWSANDBOX_INVALID_REQUEST' });
+      }
+      reply = { ok: true, result: await this.handlers[op as RunnerRpcOp](body) };
+    } catch (e) {
+      const err = toPaddockError(e);
+      if (err.code === 'internal') this.log.error('RPC failed', { op, error: err.message });
+      reply = { ok: false, error: err.toBody() };
+    } finally {
+      this.inFlight--;
+    }
+    try {
+      if (msg.reply) msg.respond(JSON.stringify(reply));
+    } catch (e) {
+      // Only possible while the connection closes; the caller's request times out and it retries.
+      this.log.warn('Could not send an RPC reply', { op, error: String(e) });
+    }
+  }
+}

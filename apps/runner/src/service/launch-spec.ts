@@ -1,0 +1,101 @@
+import type { ResolvedContainer, ResolvedSandboxSpec, SandboxEffectiveFields, SandboxSpec } from '@paddock/contracts';
+import { SandboxEffectiveFieldsSchema, SandboxSpecSchema } from '@paddock/contracts';
+import { z } from 'zod';
+import type { LaunchSpec } from '../backend/sandbox-backend';
+
+/** Host-protecting caps the policy has no field for; they come from the runner's configuration. */
+export interface SandboxHostCaps {
+  pidsMax: number;
+  diskBytes: number;
+  openFilesMax: number;
+}
+
+/** The label under which a sandbox's metadata survives a runner restart (the backend persists labels). */
+export const SANDBOX_META_LABEL = 'paddock.dev/sandbox';
+export const RUNNER_ID_LABEL = 'paddock.dev/runner-id';
+
+/**
+ * What a restarted runner needs to serve an adopted sandbox again exactly as before: the request
+ * as accepted and what the policy resolved at its launch (never re-resolved against a newer policy).
+ */
+export const PersistedSandboxMetaSchema = z.object({
+  v: z.literal(1),
+  organizationId: z.string().min(1),
+  spec: SandboxSpecSchema,
+  labels: z.record(z.string(), z.string()),
+  effective: SandboxEffectiveFieldsSchema,
+  requestFingerprint: z.string(),
+  createTime: z.string(),
+  cpuMillis: z.number().int().nonnegative(),
+  memoryBytes: z.number().int().nonnegative(),
+});
+export type PersistedSandboxMeta = z.infer<typeof PersistedSandboxMetaSchema>;
+
+export function primaryContainerOf(resolved: ResolvedSandboxSpec): ResolvedContainer {
+  const primary = resolved.containers.find((c) => c.name === resolved.primaryContainer) ?? resolved.containers[0];
+  if (!primary) throw new Error('resolved spec has no container');
+  return primary;
+}
+
+/** The status echoes of a resolved spec (SPEC §4.3 `effective*`). */
+export function effectiveFieldsOf(resolved: ResolvedSandboxSpec): SandboxEffectiveFields {
+  return {
+    effectiveResources: resolved.effectiveResources,
+    effectiveResourceRequirements: resolved.effectiveResourceRequirements,
+    effectiveMaxLifetimeSeconds: resolved.effectiveMaxLifetimeSeconds,
+    effectiveEgress: resolved.effectiveEgress,
+    effectiveIngress: resolved.effectiveIngress,
+    effectiveRuntimeClass: resolved.effectiveRuntimeClass,
+  };
+}
+
+/** CPU and memory the sandbox is capped at: the primary container's limits (requests when unset). */
+export function allocationOf(resolved: ResolvedSandboxSpec): { cpuMillis: number; memoryBytes: number } {
+  const { limits, requests } = primaryContainerOf(resolved).resources;
+  return {
+    cpuMillis: limits.cpuMillis > 0 ? limits.cpuMillis : requests.cpuMillis,
+    memoryBytes: limits.memoryBytes > 0 ? limits.memoryBytes : requests.memoryBytes,
+  };
+}
+
+/**
+ * Maps a resolved, admitted spec to what a backend launches. Pure.
+ *
+ * Network: the local backend can only share the host network or have none, so anything short of
+ * unrestricted egress runs with no network (the policy engine has already refused rule kinds the
+ * runner's capabilities cannot enforce; this is the safe fallback, never a widening).
+ */
+export function toLaunchSpec(input: {
+  sandboxId: string;
+  organizationId: string;
+  runnerId: string;
+  spec: SandboxSpec;
+  resolved: ResolvedSandboxSpec;
+  caps: SandboxHostCaps;
+  meta: PersistedSandboxMeta;
+}): LaunchSpec {
+  const { resolved } = input;
+  const primary = primaryContainerOf(resolved);
+  const { cpuMillis, memoryBytes } = allocationOf(resolved);
+  return {
+    sandboxId: input.sandboxId,
+    organizationId: input.organizationId,
+    runnerId: input.runnerId,
+    image: primary.image,
+    command: [...primary.command, ...primary.args],
+    env: primary.env,
+    ...(primary.workingDir ? { workingDir: primary.workingDir } : {}),
+    cpuMillis,
+    memoryBytes,
+    pidsMax: input.caps.pidsMax,
+    diskBytes: input.caps.diskBytes,
+    openFilesMax: input.caps.openFilesMax,
+    lifetimeSeconds: resolved.lifetimeSeconds,
+    network: resolved.egress.unrestricted && !resolved.egress.denyAll ? 'host' : 'none',
+    files: primary.files.map((f) => ({ path: f.path, content: Buffer.from(f.content, 'base64') })),
+    labels: {
+      [RUNNER_ID_LABEL]: input.runnerId,
+      [SANDBOX_META_LABEL]: JSON.stringify(input.meta),
+    },
+  };
+}

@@ -1,0 +1,526 @@
+import {
+  CreateSandboxRequestSchema,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  DeleteSandboxRequestSchema,
+  ExecRequestSchema,
+  GetSandboxRequestSchema,
+  isTerminalSandboxState,
+  ListSandboxesRequestSchema,
+  SandboxSpecSchema,
+  type DeleteSandboxResponse,
+  type ExecResponse,
+  type RunnerCapacity,
+  type Sandbox,
+  type SandboxStateEvent,
+  type SandboxStateReason,
+} from '@paddock/contracts';
+import { z } from 'zod';
+import type { BackendEvent, RecoveredSandbox, SandboxBackend } from '../backend/sandbox-backend';
+import type { PolicyHolder } from '../policy/policy-holder';
+import { invalidRequest, runnerErrors, toPaddockError } from './errors';
+import {
+  allocationOf,
+  effectiveFieldsOf,
+  PersistedSandboxMetaSchema,
+  RUNNER_ID_LABEL,
+  SANDBOX_META_LABEL,
+  toLaunchSpec,
+  type PersistedSandboxMeta,
+  type SandboxHostCaps,
+} from './launch-spec';
+import {
+  applyStateChange,
+  canonicalJson,
+  holdsCapacity,
+  nextSequence,
+  toSandbox,
+  type SandboxRecord,
+  type StateChange,
+} from './sandbox-record';
+
+export interface RunnerIdentity {
+  runnerId: string;
+  organizationId: string;
+  clusterId: string;
+  zone: string;
+  runnerGroupId: string;
+}
+
+export interface RunnerCapacityLimits {
+  cpuMillis: number;
+  memoryBytes: number;
+  sandboxes: number;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface RunnerLogger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface SandboxServiceDeps {
+  backend: SandboxBackend;
+  identity: RunnerIdentity;
+  policy: PolicyHolder;
+  capacity: RunnerCapacityLimits;
+  caps: SandboxHostCaps;
+  publishState: (evt: SandboxStateEvent) => void;
+  clock: Clock;
+  log: RunnerLogger;
+}
+
+/** What `recover()` did with each sandbox found running at startup. */
+export interface RecoveryReport {
+  adopted: string[];
+  reaped: { sandboxId: string; reason: SandboxStateReason }[];
+}
+
+/** The create request with its spec left raw for the policy engine. */
+const CreateEnvelopeSchema = CreateSandboxRequestSchema.extend({ spec: z.unknown() });
+
+function prefixIssues(error: z.ZodError, prefix: string): z.ZodError {
+  return new z.ZodError(error.issues.map((i) => ({ ...i, path: [prefix, ...i.path] })));
+}
+
+function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const r = schema.safeParse(body);
+  if (!r.success) throw invalidRequest(r.error);
+  return r.data;
+}
+
+/**
+ * The runner's sandbox bookkeeping: admission (policy, capacity, idempotency), the lifecycle
+ * registry fed by backend events, lifetime enforcement, and the unary operations. Transport-free:
+ * the NATS layer calls it with decoded bodies and turns thrown PaddockErrors into error replies.
+ */
+export class SandboxService {
+  private readonly records = new Map<string, SandboxRecord>();
+  private readonly lifetimeTimers = new Map<string, NodeJS.Timeout>();
+  private readonly d: SandboxServiceDeps;
+
+  constructor(deps: SandboxServiceDeps) {
+    this.d = deps;
+    deps.backend.onEvent((e) => this.onBackendEvent(e));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // lifecycle operations
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Admits and launches a sandbox, replying before it runs (seed 002). Idempotent by sandboxId: a
+   * redelivered create returns the existing sandbox; the same id with another spec is refused.
+   */
+  async create(body: unknown): Promise<Sandbox> {
+    // The spec goes to the policy engine as sent: it checks structure and policy in one pass and
+    // names every violation. Only an admitted spec is parsed into its typed form.
+    const req = parse(CreateEnvelopeSchema, body);
+    const fingerprint = canonicalJson({ organizationId: req.organizationId, spec: req.spec, labels: req.labels ?? {} });
+    const existing = this.records.get(req.sandboxId);
+    if (existing) {
+      if (existing.requestFingerprint !== fingerprint) throw runnerErrors.alreadyExists(req.sandboxId);
+      return this.view(existing);
+    }
+    const capabilities = this.d.backend.capabilities();
+    const decision = this.d.policy.resolve(req.spec, capabilities);
+    if (!decision.ok) throw runnerErrors.policyViolation(decision.violations);
+    const { resolved } = decision;
+    const typed = SandboxSpecSchema.safeParse(req.spec);
+    if (!typed.success) throw invalidRequest(prefixIssues(typed.error, 'spec'));
+    const spec = typed.data;
+    const allocation = allocationOf(resolved);
+    this.checkCapacity(allocation);
+
+    // Registered before the first await: a concurrent redelivery of this create finds it.
+    const now = this.d.clock.now();
+    const meta: PersistedSandboxMeta = {
+      v: 1,
+      organizationId: req.organizationId,
+      spec,
+      labels: req.labels ?? {},
+      effective: effectiveFieldsOf(resolved),
+      requestFingerprint: fingerprint,
+      createTime: now.toISOString(),
+      cpuMillis: allocation.cpuMillis,
+      memoryBytes: allocation.memoryBytes,
+    };
+    const rec: SandboxRecord = {
+      sandboxId: req.sandboxId,
+      organizationId: req.organizationId,
+      spec,
+      labels: meta.labels,
+      effective: meta.effective,
+      requestFingerprint: fingerprint,
+      state: 'STATE_PENDING',
+      createTime: now,
+      sequence: nextSequence(0, now),
+      allocation,
+      deadline: new Date(now.getTime() + resolved.lifetimeSeconds * 1000),
+    };
+    this.records.set(rec.sandboxId, rec);
+    this.emit(rec);
+    this.armLifetime(rec);
+    const launch = toLaunchSpec({
+      sandboxId: rec.sandboxId,
+      organizationId: rec.organizationId,
+      runnerId: this.d.identity.runnerId,
+      spec,
+      resolved,
+      caps: this.d.caps,
+      meta,
+    });
+    try {
+      await this.d.backend.launch(launch);
+    } catch (e) {
+      this.transition(rec.sandboxId, {
+        state: 'STATE_FAILED',
+        reason: 'FAILED_TO_START',
+        message: toPaddockError(e).message,
+        at: this.d.clock.now(),
+      });
+    }
+    return this.view(this.mustGet(rec.sandboxId));
+  }
+
+  get(body: unknown): Sandbox {
+    const req = parse(GetSandboxRequestSchema, body);
+    return this.view(this.find(req.organizationId, req.sandboxId));
+  }
+
+  list(body: unknown): Sandbox[] {
+    const req = parse(ListSandboxesRequestSchema, body);
+    const out: Sandbox[] = [];
+    for (const rec of this.records.values()) {
+      if (rec.organizationId !== req.organizationId) continue;
+      if (!req.showTerminated && isTerminalSandboxState(rec.state)) continue;
+      if (req.states?.length && !req.states.includes(rec.state)) continue;
+      const tags = rec.spec.tags ?? [];
+      if (req.tags?.some((t) => !tags.includes(t))) continue;
+      out.push(this.view(rec));
+    }
+    return out;
+  }
+
+  /** Stops a sandbox: replies with it in STATE_TERMINATING; the terminal state follows as an event. */
+  delete(body: unknown): DeleteSandboxResponse {
+    const req = parse(DeleteSandboxRequestSchema, body);
+    const rec = this.records.get(req.sandboxId);
+    if (!rec || rec.organizationId !== req.organizationId) {
+      if (req.allowMissing) return {};
+      throw runnerErrors.sandboxNotFound(req.sandboxId);
+    }
+    if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING') return { sandbox: this.view(rec) };
+    this.stop(rec.sandboxId, req.gracePeriodSeconds, 'STOPPED_BY_USER');
+    return { sandbox: this.view(this.mustGet(rec.sandboxId)) };
+  }
+
+  async exec(body: unknown): Promise<ExecResponse> {
+    const req = parse(ExecRequestSchema, body);
+    this.requireRunning(req.organizationId, req.sandboxId);
+    const r = await this.d.backend.exec(req.sandboxId, {
+      argv: req.argv,
+      env: req.env,
+      ...(req.cwd ? { cwd: req.cwd } : {}),
+      ...(req.timeoutSeconds ? { timeoutMs: Math.round(req.timeoutSeconds * 1000) } : {}),
+      maxOutputBytes: req.maxOutputBytes || DEFAULT_MAX_OUTPUT_BYTES,
+      ...(req.stdinBase64 !== undefined ? { stdin: Buffer.from(req.stdinBase64, 'base64') } : {}),
+    });
+    return {
+      exitCode: r.exitCode,
+      stdoutBase64: r.stdout.toString('base64'),
+      stderrBase64: r.stderr.toString('base64'),
+      stdoutTruncated: r.stdoutTruncated,
+      stderrTruncated: r.stderrTruncated,
+      stdoutBytesProduced: r.stdoutBytes,
+      stderrBytesProduced: r.stderrBytes,
+      timedOut: r.timedOut,
+    };
+  }
+
+  /** Throws unless the sandbox exists for this organization and is RUNNING (exec, files, streams). */
+  requireRunning(organizationId: string, sandboxId: string): SandboxRecord {
+    const rec = this.find(organizationId, sandboxId);
+    if (rec.state === 'STATE_RUNNING') return rec;
+    if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING') throw runnerErrors.terminated(sandboxId, rec.state);
+    throw runnerErrors.notRunning(sandboxId, rec.state);
+  }
+
+  /** Throws unless the sandbox exists for this organization (logs work in any state). */
+  find(organizationId: string, sandboxId: string): SandboxRecord {
+    const rec = this.records.get(sandboxId);
+    // Another tenant's sandbox is reported as absent, never as forbidden: ids are not a secret
+    // channel between organizations.
+    if (!rec || rec.organizationId !== organizationId) throw runnerErrors.sandboxNotFound(sandboxId);
+    return rec;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // restart: adopt or reap
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Accounts for every sandbox the backend still runs after a runner restart. A sandbox whose
+   * metadata is readable, that belongs to this runner and organization and whose deadline has not
+   * passed is adopted with the spec resolved at its launch; anything else is reaped and reported
+   * terminal with a reason. Nothing is left unaccounted for.
+   */
+  async recover(): Promise<RecoveryReport> {
+    const found = await this.d.backend.recover();
+    const report: RecoveryReport = { adopted: [], reaped: [] };
+    for (const r of found) {
+      const verdict = this.judgeRecovered(r);
+      if (verdict.adopt) {
+        this.adopt(r, verdict.meta);
+        report.adopted.push(r.sandboxId);
+        continue;
+      }
+      try {
+        await this.d.backend.reap(r.sandboxId, verdict.reason);
+      } catch (e) {
+        this.d.log.error('Failed to reap sandbox found at startup', { sandboxId: r.sandboxId, error: String(e) });
+      }
+      report.reaped.push({ sandboxId: r.sandboxId, reason: verdict.reason });
+      this.recordReaped(r, verdict.meta, verdict.reason);
+    }
+    if (found.length) this.d.log.info('Recovered sandboxes', { adopted: report.adopted.length, reaped: report.reaped.length });
+    return report;
+  }
+
+  private judgeRecovered(
+    r: RecoveredSandbox,
+  ): { adopt: true; meta: PersistedSandboxMeta } | { adopt: false; meta: PersistedSandboxMeta | undefined; reason: SandboxStateReason } {
+    const meta = readMeta(r.labels);
+    // Launched by another runner (a shared state dir, a renamed runner): not ours to serve.
+    if (!meta || r.labels[RUNNER_ID_LABEL] !== this.d.identity.runnerId) {
+      return { adopt: false, meta, reason: 'REAPED_UNKNOWN' };
+    }
+    if (isTerminalSandboxState(r.state)) return { adopt: false, meta, reason: 'EXITED' };
+    if (r.deadline.getTime() <= this.d.clock.now().getTime()) return { adopt: false, meta, reason: 'LIFETIME_EXPIRED' };
+    return { adopt: true, meta };
+  }
+
+  private adopt(r: RecoveredSandbox, meta: PersistedSandboxMeta): void {
+    const now = this.d.clock.now();
+    const rec: SandboxRecord = {
+      sandboxId: r.sandboxId,
+      organizationId: meta.organizationId,
+      spec: meta.spec,
+      labels: meta.labels,
+      effective: meta.effective,
+      requestFingerprint: meta.requestFingerprint,
+      state: r.state,
+      createTime: new Date(meta.createTime),
+      ...(r.state === 'STATE_RUNNING' || r.state === 'STATE_TERMINATING' ? { startTime: r.startedAt } : {}),
+      sequence: nextSequence(0, now),
+      allocation: { cpuMillis: meta.cpuMillis, memoryBytes: meta.memoryBytes },
+      deadline: r.deadline,
+    };
+    this.records.set(rec.sandboxId, rec);
+    this.armLifetime(rec);
+    // Re-announce the current state: a gateway that missed events while the runner was down
+    // converges on it (the clock-derived sequence is newer than anything sent before).
+    this.emit(rec);
+  }
+
+  private recordReaped(r: RecoveredSandbox, meta: PersistedSandboxMeta | undefined, reason: SandboxStateReason): void {
+    const now = this.d.clock.now();
+    const rec: SandboxRecord = {
+      sandboxId: r.sandboxId,
+      organizationId: meta?.organizationId ?? this.d.identity.organizationId,
+      spec: meta?.spec ?? { containers: [{ name: 'main' }] },
+      labels: meta?.labels ?? {},
+      effective: meta?.effective ?? {},
+      requestFingerprint: meta?.requestFingerprint ?? '',
+      state: reason === 'EXITED' && r.state === 'STATE_COMPLETED' ? 'STATE_COMPLETED' : 'STATE_FAILED',
+      stateReason: reason,
+      message: `found at runner startup and reaped (${reason})`,
+      createTime: meta ? new Date(meta.createTime) : r.startedAt,
+      startTime: r.startedAt,
+      endTime: now,
+      sequence: nextSequence(0, now),
+      allocation: { cpuMillis: 0, memoryBytes: 0 },
+      deadline: r.deadline,
+    };
+    this.records.set(rec.sandboxId, rec);
+    this.emit(rec);
+  }
+
+  /**
+   * The backend's metadata for such a sandbox is gone with it, so the event carries the runner's
+   * organization (a runner serves one organization) and the record keeps only what is known.
+   */
+  private recordEndedUnknown(e: BackendEvent): void {
+    const reason = e.reason ?? 'RUNNER_LOST';
+    const rec: SandboxRecord = {
+      sandboxId: e.sandboxId,
+      organizationId: this.d.identity.organizationId,
+      spec: { containers: [{ name: 'main' }] },
+      labels: {},
+      effective: {},
+      requestFingerprint: '',
+      state: e.state,
+      stateReason: reason,
+      message: e.message ?? `ended while no runner was watching it (${reason})`,
+      ...(e.exitCode !== undefined ? { exitCode: e.exitCode } : {}),
+      createTime: e.at,
+      endTime: e.at,
+      sequence: nextSequence(0, this.d.clock.now()),
+      allocation: { cpuMillis: 0, memoryBytes: 0 },
+      deadline: e.at,
+    };
+    this.records.set(rec.sandboxId, rec);
+    this.emit(rec);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // capacity and heartbeat figures
+  // -------------------------------------------------------------------------------------------
+
+  capacity(): RunnerCapacity {
+    let cpu = 0;
+    let mem = 0;
+    let running = 0;
+    for (const rec of this.records.values()) {
+      if (!holdsCapacity(rec)) continue;
+      cpu += rec.allocation.cpuMillis;
+      mem += rec.allocation.memoryBytes;
+      running++;
+    }
+    return {
+      cpuMillisFree: Math.max(0, this.d.capacity.cpuMillis - cpu),
+      memoryBytesFree: Math.max(0, this.d.capacity.memoryBytes - mem),
+      sandboxesRunning: running,
+      sandboxesMax: this.d.capacity.sandboxes,
+    };
+  }
+
+  private checkCapacity(want: { cpuMillis: number; memoryBytes: number }): void {
+    const free = this.capacity();
+    if (free.sandboxesRunning >= free.sandboxesMax) throw runnerErrors.atCapacity(`${free.sandboxesRunning}/${free.sandboxesMax} sandboxes`);
+    if (want.cpuMillis > free.cpuMillisFree) throw runnerErrors.atCapacity(`${want.cpuMillis}m CPU wanted, ${free.cpuMillisFree}m free`);
+    if (want.memoryBytes > free.memoryBytesFree) {
+      throw runnerErrors.atCapacity(`${want.memoryBytes} bytes of memory wanted, ${free.memoryBytesFree} free`);
+    }
+  }
+
+  /**
+   * Forgets sandboxes that ended more than `retentionMs` ago, so a long-lived runner's registry
+   * stays bounded. The gateway keeps the history; a `get` after that is `not_found`.
+   */
+  pruneTerminated(retentionMs: number): number {
+    const cutoff = this.d.clock.now().getTime() - retentionMs;
+    let n = 0;
+    for (const [id, rec] of this.records) {
+      if (isTerminalSandboxState(rec.state) && (rec.endTime?.getTime() ?? 0) < cutoff) {
+        this.records.delete(id);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Clears timers. Sandboxes keep running: the next runner process adopts them. */
+  close(): void {
+    for (const t of this.lifetimeTimers.values()) clearTimeout(t);
+    this.lifetimeTimers.clear();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // internals
+  // -------------------------------------------------------------------------------------------
+
+  private onBackendEvent(e: BackendEvent): void {
+    if (!this.records.has(e.sandboxId)) {
+      // A sandbox launched by a previous runner process that the backend found dead (or reaped)
+      // during recovery: report its end, so nothing stays unaccounted for. Non-terminal events of
+      // unknown sandboxes are left to recover(), which adopts or reaps them.
+      if (isTerminalSandboxState(e.state)) this.recordEndedUnknown(e);
+      return;
+    }
+    this.transition(e.sandboxId, {
+      state: e.state,
+      ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      ...(e.message !== undefined ? { message: e.message } : {}),
+      ...(e.exitCode !== undefined ? { exitCode: e.exitCode } : {}),
+      at: e.at,
+    });
+  }
+
+  private transition(sandboxId: string, change: StateChange): void {
+    const rec = this.records.get(sandboxId);
+    if (!rec) return;
+    const next = applyStateChange(rec, change);
+    if (!next) return;
+    this.records.set(sandboxId, next);
+    if (isTerminalSandboxState(next.state)) this.disarmLifetime(sandboxId);
+    this.emit(next);
+  }
+
+  private stop(sandboxId: string, graceSeconds: number, reason: SandboxStateReason): void {
+    this.transition(sandboxId, { state: 'STATE_TERMINATING', reason, at: this.d.clock.now() });
+    this.d.backend.stop(sandboxId, graceSeconds, reason).catch((e: unknown) => {
+      this.d.log.error('Failed to stop sandbox', { sandboxId, reason, error: String(e) });
+      this.transition(sandboxId, { state: 'STATE_FAILED', reason, message: `stop failed: ${String(e)}`, at: this.d.clock.now() });
+    });
+  }
+
+  /** The runner's own lifetime timer, in addition to the backend's backstop. */
+  private armLifetime(rec: SandboxRecord): void {
+    this.disarmLifetime(rec.sandboxId);
+    const ms = Math.max(0, rec.deadline.getTime() - this.d.clock.now().getTime());
+    // setTimeout caps at 2^31-1 ms (~24.8 days); a longer lifetime re-arms when the timer fires.
+    const t = setTimeout(() => {
+      const cur = this.records.get(rec.sandboxId);
+      if (!cur || isTerminalSandboxState(cur.state)) return;
+      if (cur.deadline.getTime() > this.d.clock.now().getTime()) return this.armLifetime(cur);
+      this.stop(rec.sandboxId, 0, 'LIFETIME_EXPIRED');
+    }, Math.min(ms, 2 ** 31 - 1));
+    t.unref();
+    this.lifetimeTimers.set(rec.sandboxId, t);
+  }
+
+  private disarmLifetime(sandboxId: string): void {
+    const t = this.lifetimeTimers.get(sandboxId);
+    if (t) clearTimeout(t);
+    this.lifetimeTimers.delete(sandboxId);
+  }
+
+  private emit(rec: SandboxRecord): void {
+    this.d.publishState({
+      sandboxId: rec.sandboxId,
+      organizationId: rec.organizationId,
+      runnerId: this.d.identity.runnerId,
+      state: rec.state,
+      ...(rec.stateReason !== undefined ? { reason: rec.stateReason } : {}),
+      ...(rec.message !== undefined ? { message: rec.message } : {}),
+      ...(rec.exitCode !== undefined ? { exitCode: rec.exitCode } : {}),
+      at: this.d.clock.now().toISOString(),
+      sequence: rec.sequence,
+    });
+  }
+
+  private mustGet(sandboxId: string): SandboxRecord {
+    const rec = this.records.get(sandboxId);
+    if (!rec) throw runnerErrors.sandboxNotFound(sandboxId);
+    return rec;
+  }
+
+  private view(rec: SandboxRecord): Sandbox {
+    return toSandbox(rec, this.d.identity);
+  }
+}
+
+function readMeta(labels: Record<string, string>): PersistedSandboxMeta | undefined {
+  const raw = labels[SANDBOX_META_LABEL];
+  if (!raw) return undefined;
+  try {
+    const r = PersistedSandboxMetaSchema.safeParse(JSON.parse(raw));
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,60 @@
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from '@paddock/testing';
+import { ConfigFileWatcher, loadRunnerConfigFile, type LoadedConfig } from '../../src/config/runner-config-file';
+import { parseRunnerEnv } from '../../src/config/env';
+
+describe('runner config file', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'paddock-runner-cfg-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads YAML with a policy, its etag, the revision and the identity', async () => {
+    const path = join(dir, 'runner.yaml');
+    writeFileSync(
+      path,
+      ['runnerId: r1', 'revision: 3', 'policyEtag: "e1"', 'policy:', '  constraints:', '    resources:', '      maxCpu: "2"', 'identity:', '  organizationId: org-1'].join('\n'),
+    );
+    const cfg = await loadRunnerConfigFile(path);
+    expect(cfg.file).toMatchObject({ runnerId: 'r1', revision: 3, policyEtag: 'e1', identity: { organizationId: 'org-1' } });
+    expect(cfg.file.policy).toEqual({ constraints: { resources: { maxCpu: '2' } } });
+  });
+
+  it('names the invalid field of a bad file', async () => {
+    const path = join(dir, 'runner.json');
+    writeFileSync(path, JSON.stringify({ revision: -1, identity: { zone: '' } }));
+    await expect(loadRunnerConfigFile(path)).rejects.toThrow(/revision: .*; identity\.zone: /);
+  });
+
+  it('sees an atomic rename-replace and keeps the last good config when a bad one arrives', async () => {
+    const path = join(dir, 'runner.json');
+    writeFileSync(path, JSON.stringify({ revision: 1 }));
+    const seen: LoadedConfig[] = [];
+    const errors: Error[] = [];
+    const w = new ConfigFileWatcher(path, (c) => seen.push(c), (e) => errors.push(e), 50);
+    const first = await w.start();
+    expect(first?.file.revision).toBe(1);
+    writeFileSync(join(dir, 'tmp'), JSON.stringify({ revision: 2, policyEtag: 'e2' }));
+    renameSync(join(dir, 'tmp'), path);
+    await waitFor(() => seen.length === 1, { what: 'renamed config applied' });
+    expect(seen[0]?.file).toMatchObject({ revision: 2, policyEtag: 'e2' });
+    writeFileSync(join(dir, 'tmp'), '{ not json');
+    renameSync(join(dir, 'tmp'), path);
+    await waitFor(() => errors.length >= 1, { what: 'bad config reported' });
+    expect(seen).toHaveLength(1);
+    w.stop();
+  });
+});
+
+describe('runner environment', () => {
+  it('applies defaults and lists every bad variable', () => {
+    const ok = parseRunnerEnv({ PADDOCK_RUNNER_ID: 'r1' });
+    expect(ok.ok && ok.env.PADDOCK_HEARTBEAT_INTERVAL_MS).toBe(5000);
+    const bad = parseRunnerEnv({ PADDOCK_RUNNER_BACKEND: 'docker', PADDOCK_HEARTBEAT_INTERVAL_MS: '-1' });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.errors.join('\n')).toMatch(/PADDOCK_RUNNER_BACKEND[\s\S]*PADDOCK_HEARTBEAT_INTERVAL_MS/);
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * Wire types of the gateway's REST surface (duplicated on purpose: the SDK depends on nothing
+ * but `ws` and Node built-ins). Specs are open-ended: the gateway validates them.
+ */
+
+export type SandboxState =
+  | 'STATE_UNSPECIFIED'
+  | 'STATE_PENDING'
+  | 'STATE_CREATING'
+  | 'STATE_RUNNING'
+  | 'STATE_TERMINATING'
+  | 'STATE_COMPLETED'
+  | 'STATE_FAILED';
+
+export const TERMINAL_STATES: ReadonlySet<string> = new Set(['STATE_COMPLETED', 'STATE_FAILED', 'STATE_TERMINATED']);
+
+export interface ContainerSpec {
+  name?: string;
+  image?: string;
+  command?: string | string[];
+  args?: string[];
+  environmentVariables?: Record<string, string>;
+  resources?: { cpu?: string | number; memory?: string | number; gpu?: { count?: number; type?: string } };
+  workingDir?: string;
+  [field: string]: unknown;
+}
+
+export interface SandboxSpec {
+  containers?: ContainerSpec[];
+  maxLifetimeSeconds?: number;
+  tags?: string[];
+  runnerIds?: string[];
+  network?: Record<string, unknown>;
+  annotations?: Record<string, string>;
+  runtimeClass?: string;
+  [field: string]: unknown;
+}
+
+export interface PlacementVerdict {
+  runnerId: string;
+  admitted: boolean | null;
+  violations: { field: string; rule: string; description: string }[];
+  note?: string;
+}
+
+export interface SandboxStatus {
+  state: SandboxState;
+  stateReason?: string;
+  message?: string;
+  exitCode?: number;
+  runnerId: string;
+  runnerGroupId: string;
+  createTime: string;
+  startTime?: string;
+  endTime?: string;
+  placement?: {
+    decidedAt: string;
+    candidates: string[];
+    verdicts: PlacementVerdict[];
+    attempts: { runnerId: string; outcome: string; code?: string; message?: string }[];
+    winner: string | null;
+  };
+  [effective: string]: unknown;
+}
+
+export interface SandboxResource {
+  sandboxId: string;
+  spec: SandboxSpec;
+  status: SandboxStatus;
+}
+
+export interface ExplainResponse {
+  candidates: string[];
+  verdicts: PlacementVerdict[];
+  order: string[];
+  wouldPlaceOn: string | null;
+}
+
+export interface ExecResult {
+  command: string[];
+  exitCode: number;
+  stdout: Buffer;
+  stderr: Buffer;
+  /** UTF-8 decodings of stdout/stderr. */
+  stdoutText: string;
+  stderrText: string;
+  timedOut: boolean;
+}
+
+export interface FileEntry {
+  path: string;
+  type: 'file' | 'directory' | 'symlink' | 'other';
+  size: number;
+  mode: number;
+  modifiedAt: string;
+}
+
+export interface LogEntry {
+  /** Byte offset in the sandbox's combined log; resume after it with `fromOffset: offset + data.length`. */
+  offset: number;
+  stream: 'stdout' | 'stderr';
+  data: Buffer;
+  time: string;
+}
