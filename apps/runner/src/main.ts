@@ -3,6 +3,9 @@ import { NestFactory } from '@nestjs/core';
 import { RunnerModule } from './app.module';
 import { parseRunnerEnv } from './config/env';
 import { optionsFromEnv } from './config/options';
+import { createBackend } from './backend/create-backend';
+import { decommission } from './decommission';
+import { consoleLogger } from './runner';
 
 /**
  * `node dist/main.js`: parse the environment (exit 2 with every bad variable), build the backend,
@@ -14,6 +17,21 @@ async function main(): Promise<void> {
   if (!parsed.ok) {
     process.stderr.write(`Invalid runner configuration:\n  ${parsed.errors.join('\n  ')}\n`);
     process.exit(2);
+  }
+  if (process.env.PADDOCK_RUNNER_MODE === 'decommission') {
+    const runnerId = parsed.env.PADDOCK_RUNNER_ID;
+    if (!runnerId) {
+      process.stderr.write('decommission needs PADDOCK_RUNNER_ID\n');
+      process.exit(2);
+    }
+    const code = await decommission({
+      backend: createBackend(parsed.env, runnerId),
+      runnerId,
+      organizationId: parsed.env.PADDOCK_ORGANIZATION_ID,
+      natsUrl: parsed.env.NATS_URL,
+      log: (msg, fields) => consoleLogger.info(msg, fields),
+    });
+    process.exit(code);
   }
   const options = await optionsFromEnv(parsed.env);
   const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(options), { logger: ['error', 'warn'] });

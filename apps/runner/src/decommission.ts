@@ -1,0 +1,50 @@
+import { connect } from '@nats-io/transport-node';
+import { subjects, type SandboxStateEvent } from '@paddock/contracts';
+import type { SandboxBackend } from './backend/sandbox-backend';
+import { nextSequence } from './service/sandbox-record';
+
+/**
+ * `PADDOCK_RUNNER_MODE=decommission`: what the controller runs when a runner is deleted. Sandboxes
+ * outlive a runner process on purpose (a restarted runner adopts them), so deleting a runner must
+ * reap them explicitly: every sandbox the backend still holds is killed and released, and its end
+ * is published (reason RUNNER_DELETED) so the gateway's records become terminal at once.
+ */
+export async function decommission(opts: {
+  backend: SandboxBackend;
+  runnerId: string;
+  organizationId?: string;
+  natsUrl: string;
+  log: (msg: string, fields?: Record<string, unknown>) => void;
+}): Promise<number> {
+  const found = await opts.backend.recover();
+  const nc = await connect({ servers: opts.natsUrl, maxReconnectAttempts: 3, timeout: 3_000 }).catch(() => undefined);
+  let failures = 0;
+  for (const s of found) {
+    try {
+      await opts.backend.reap(s.sandboxId, 'RUNNER_DELETED');
+    } catch (e) {
+      failures++;
+      opts.log('Failed to reap sandbox', { sandboxId: s.sandboxId, error: String(e) });
+      continue;
+    }
+    const organizationId = s.labels['paddock.dev/organization-id'] ?? s.labels.organizationId ?? opts.organizationId;
+    if (nc && organizationId) {
+      const now = new Date();
+      const event: SandboxStateEvent = {
+        sandboxId: s.sandboxId,
+        organizationId,
+        runnerId: opts.runnerId,
+        state: 'STATE_FAILED',
+        reason: 'RUNNER_DELETED',
+        message: 'the runner was deleted',
+        at: now.toISOString(),
+        sequence: nextSequence(0, now),
+      };
+      nc.publish(subjects.sandboxState(opts.runnerId), JSON.stringify(event));
+    }
+  }
+  if (nc) await nc.drain().catch(() => undefined);
+  await opts.backend.close();
+  opts.log('Runner decommissioned', { reaped: found.length - failures, failures });
+  return failures === 0 ? 0 : 1;
+}
