@@ -9,16 +9,18 @@ export interface RetryOptions {
   onRetry?: (attempt: number, delayMs: number, error: unknown) => void;
 }
 
+const abortError = (signal: AbortSignal | undefined): Error => (signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(abortError(signal));
     const t = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);
     const onAbort = (): void => {
       clearTimeout(t);
-      reject(signal?.reason);
+      reject(abortError(signal));
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
@@ -32,7 +34,7 @@ export async function withBackoff<T>(fn: () => Promise<T>, opts: RetryOptions = 
   const base = opts.baseMs ?? 200;
   const max = opts.maxMs ?? 5_000;
   for (let attempt = 1; ; attempt++) {
-    if (opts.signal?.aborted) throw opts.signal.reason;
+    if (opts.signal?.aborted) throw abortError(opts.signal);
     try {
       return await fn();
     } catch (e) {

@@ -48,6 +48,7 @@ export async function bwrapInCgroupMs(n: number): Promise<number[]> {
   const base = '/sys/fs/cgroup';
   const controllers = ['cpu', 'memory', 'pids'].filter((c) => existsSync(join(base, c)));
   let k = 0;
+  const failures: string[] = [];
   const once = async (): Promise<void> => {
     const dirs = controllers.map((c) => join(base, c, `paddock-bench-floor-${process.pid}-${k}`));
     k++;
@@ -57,11 +58,15 @@ export async function bwrapInCgroupMs(n: number): Promise<number[]> {
     const join_ = dirs.map((d) => `echo $$ > ${d}/cgroup.procs`).join('; ');
     await new Promise<void>((resolve, reject) => {
       const child = spawn('sh', ['-c', `${join_}; exec bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent sh -c 'echo ready'`], {
-        stdio: ['ignore', 'pipe', 'ignore'],
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       child.stdout.once('data', () => resolve());
       child.once('error', reject);
-      child.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`bwrap exited ${code}`))));
+      child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited ${code}: ${err.trim()}`))));
+    }).catch((e: unknown) => {
+      failures.push(e instanceof Error ? e.message : String(e));
     });
     await new Promise((r) => setTimeout(r, 5));
     for (const d of dirs) {
@@ -72,7 +77,10 @@ export async function bwrapInCgroupMs(n: number): Promise<number[]> {
       }
     }
   };
-  return timeSequential(once, n, 3);
+  const samples = await timeSequential(once, n, 3);
+  if (failures.length) process.stderr.write(`[bench] ${failures.length} bwrap floor spawns failed, e.g. ${failures[0]}\n`);
+  if (failures.length > n / 2) throw new Error(`bwrap floor unusable: ${failures[0]}`);
+  return samples;
 }
 
 export const p50 = (s: number[]): number => latencyStats(s).p50;

@@ -36,6 +36,9 @@ async function main(): Promise<void> {
     env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, NATS_URL: nats.url, GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_LOG_LEVEL: 'error' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  // An interrupted bench still tears down what it started (the helpers clean up on 'exit').
+  process.once('exit', () => gateway.kill('SIGKILL'));
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => process.exit(130));
   const base = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const spec = { containers: [{ image: IMAGE, resources: { cpu: '100m', memory: '128Mi' } }] };

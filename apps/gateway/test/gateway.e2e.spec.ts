@@ -379,9 +379,18 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
         }
       }),
     );
+    // A live exec stream to that runner must fail (not hang) once the runner is gone.
+    const victim = await Sandbox.run(specWith('100m', '128Mi'), { client, runnerIds: ['r-medium'] });
+    const longExec = victim.exec(['sleep', '600']);
+    const execOutcome = longExec.result().then(
+      () => 'exited',
+      (e: unknown) => (e as { code?: string }).code ?? 'error',
+    );
     await new Promise((r) => setTimeout(r, 150));
     await c.runners.get('r-medium')?.kill();
     await creating;
+    expect(await execOutcome).toBe('unavailable');
+    accepted.push(victim.sandboxId);
     await waitFor(
       async () => {
         const rs = (await rows(c)).filter((r) => accepted.includes(r.id));

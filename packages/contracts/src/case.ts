@@ -52,14 +52,14 @@ function convert(value: unknown, mapKey: (k: string) => string, depth: number): 
     const key = mapKey(k);
     const converted = isOpaque(k) || isOpaque(key) ? v : convert(v, mapKey, depth + 1);
     // A JSON key `__proto__` is an own property; plain assignment would set the prototype instead.
-    if (key === '__proto__')
+    if (key === '__proto__') {
       Object.defineProperty(out, key, {
         value: converted,
         enumerable: true,
         writable: true,
         configurable: true,
       });
-    else out[key] = converted;
+    } else out[key] = converted;
   }
   return out;
 }

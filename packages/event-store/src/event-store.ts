@@ -112,6 +112,7 @@ export class EventStore<DB = EventStoreTables> {
     this.waker?.nudge();
   }
 
+  /** Events of one stream in stream order, from `fromPosition` (inclusive, default 1). */
   async readStream(
     streamId: string,
     opts: { fromPosition?: number; trx?: Transaction<DB> } = {},

@@ -36,6 +36,11 @@ export interface K8sTestServerOptions {
   nodes?: NodeSpecLite[];
   /** Bearer token clients must present (default a fixed test token). */
   token?: string;
+  /**
+   * Accept requests that carry no credentials (a wrong token is still a 401). kubectl/client-go
+   * never send a bearer token over plain HTTP, so point kubectl at this server with this on.
+   */
+  anonymous?: boolean;
   /** Interval between BOOKMARK events on watches that allow them (default 1000 ms; the real server uses ~1 min). */
   bookmarkIntervalMs?: number;
   /** Reject writes that fail the kind's OpenAPI schema with 422 (default true). */
@@ -140,7 +145,8 @@ export async function startK8sTestServer(opts: K8sTestServerOptions = {}): Promi
   }
   for (const n of opts.nodes ?? [{ name: 'node-1' }]) store.create(nodeType, nodeObject(n), { manager: 'kubelet' });
 
-  const authorized = (headers: IncomingHttpHeaders): boolean => headers.authorization === `Bearer ${token}`;
+  const authorized = (headers: IncomingHttpHeaders): boolean =>
+    headers.authorization === `Bearer ${token}` || (opts.anonymous === true && headers.authorization === undefined);
 
   const describe = (req: IncomingMessage, url: URL): RequestInfo => {
     const r = route(url.pathname);

@@ -235,9 +235,16 @@ describe('REST', () => {
     expect((await core.listNamespacedConfigMap({ namespace: 'crud' })).items.length).toBeGreaterThan(0);
   });
 
-  it('rejects requests without the bearer token', async () => {
+  it('rejects requests without the bearer token unless anonymous access is on', async () => {
     const res = await fetch(`${server.url}/api/v1/namespaces`);
     expect(res.status).toBe(401);
     expect(await res.json()).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+    const open = await startK8sTestServer({ anonymous: true, kubelet: { enabled: false } });
+    try {
+      expect((await fetch(`${open.url}/api/v1/namespaces`)).status).toBe(200);
+      expect((await fetch(`${open.url}/api/v1/namespaces`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    } finally {
+      await open.close();
+    }
   });
 });

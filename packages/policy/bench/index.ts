@@ -32,8 +32,9 @@ function cpuMs(fn: () => unknown): number {
 
 function main(): void {
   const validated = validatePolicy(REALISTIC_POLICY);
-  if (!validated.ok)
-    {throw new Error(`realistic policy invalid: ${JSON.stringify(validated.violations)}`);}
+  if (!validated.ok) {
+    throw new Error(`realistic policy invalid: ${JSON.stringify(validated.violations)}`);
+  }
   const policy = validated.policy;
   const check = resolveSandboxSpec({ policy, spec: REALISTIC_SPEC });
   if (!check.ok) throw new Error(`realistic spec rejected: ${JSON.stringify(check.violations)}`);

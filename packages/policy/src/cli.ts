@@ -47,8 +47,9 @@ function load(
 
 /** A ManagedRunner document carries its policy under `policy`; a bare policy is used as is. */
 function policyOf(doc: unknown): unknown {
-  if (isObj(doc) && isObj(doc.policy) && (doc.identity !== undefined || doc.spec !== undefined))
-    {return doc.policy;}
+  if (isObj(doc) && isObj(doc.policy) && (doc.identity !== undefined || doc.spec !== undefined)) {
+    return doc.policy;
+  }
   return doc;
 }
 
@@ -64,8 +65,9 @@ function parseFlags(args: string[], allowed: readonly string[]): Record<string, 
     const a = args[i] as string;
     const eq = a.indexOf('=');
     const name = a.startsWith('--') ? (eq > 0 ? a.slice(2, eq) : a.slice(2)) : '';
-    if (!name || !allowed.includes(name))
-      {throw new UsageError(`unexpected argument ${JSON.stringify(a)}`);}
+    if (!name || !allowed.includes(name)) {
+      throw new UsageError(`unexpected argument ${JSON.stringify(a)}`);
+    }
     const value = eq > 0 ? a.slice(eq + 1) : args[++i];
     if (value === undefined || value === '') throw new UsageError(`--${name} needs a value`);
     out[name] = value;
@@ -74,8 +76,9 @@ function parseFlags(args: string[], allowed: readonly string[]): Record<string, 
 }
 
 function validateCmd(args: string[], io: CliIo): number {
-  if (args.length !== 1 || (args[0] as string).startsWith('--'))
-    {throw new UsageError('validate takes exactly one FILE');}
+  if (args.length !== 1 || (args[0] as string).startsWith('--')) {
+    throw new UsageError('validate takes exactly one FILE');
+  }
   const doc = load(io, args[0] as string);
   if (!doc.ok) return reject(io, doc.violations, args[0] as string);
   const res = validatePolicy(policyOf(doc.value));
@@ -92,12 +95,13 @@ function resolveCmd(args: string[], io: CliIo): number {
     const doc = load(io, flags.policy);
     if (!doc.ok) return reject(io, doc.violations, flags.policy);
     const v = validatePolicy(policyOf(doc.value));
-    if (!v.ok)
-      {return reject(
+    if (!v.ok) {
+      return reject(
         io,
         v.violations.map((x) => ({ ...x, field: `policy.${x.field}` })),
         flags.policy,
-      );}
+      );
+    }
     policy = v.policy;
   }
   let capabilities: RunnerCapabilities = FULL_CAPABILITIES;

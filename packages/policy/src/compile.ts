@@ -132,8 +132,9 @@ function build(policy: Policy): CompiledPolicy {
   const q = (v: string | number | undefined, cpu: boolean): number | undefined =>
     v === undefined ? undefined : ((cpu ? parseCpuMillis(v) : parseMemoryBytes(v)) ?? undefined);
   const raw: Record<string, string> = {};
-  for (const [k, v] of Object.entries(r))
-    {if (typeof v === 'string' || typeof v === 'number') raw[k] = String(v);}
+  for (const [k, v] of Object.entries(r)) {
+    if (typeof v === 'string' || typeof v === 'number') raw[k] = String(v);
+  }
   const n = c.network ?? {};
   // The policy validated, so these never add violations; the sink is discarded.
   const sink: FieldViolation[] = [];

@@ -98,23 +98,26 @@ function checkValue(root: unknown): ParseDocumentResult | null {
   const stack: { v: unknown; d: number }[] = [{ v: root, d: 0 }];
   while (stack.length) {
     const { v, d } = stack.pop() as { v: unknown; d: number };
-    if (d > DOCUMENT_MAX_DEPTH)
-      {return fail('max_depth', `nesting exceeds ${DOCUMENT_MAX_DEPTH} levels`, {
+    if (d > DOCUMENT_MAX_DEPTH) {
+      return fail('max_depth', `nesting exceeds ${DOCUMENT_MAX_DEPTH} levels`, {
         limit: DOCUMENT_MAX_DEPTH,
-      });}
+      });
+    }
     if (typeof v === 'number') {
-      if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)))
-        {return fail('number_out_of_range', `number ${String(v)} is out of range`);}
+      if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) {
+        return fail('number_out_of_range', `number ${String(v)} is out of range`);
+      }
     } else if (Array.isArray(v)) {
       for (const x of v) stack.push({ v: x, d: d + 1 });
     } else if (isObj(v)) {
       // Only plain JSON data: YAML tags such as !!binary, !!set or !!omap build other objects.
       const proto: unknown = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== null)
-        {return fail(
+      if (proto !== Object.prototype && proto !== null) {
+        return fail(
           'type',
           'only plain JSON data is accepted (no YAML tags such as !!binary or !!set)',
-        );}
+        );
+      }
       for (const k in v) stack.push({ v: v[k], d: d + 1 });
     }
   }
@@ -140,14 +143,16 @@ function firstAliasOrAnchor(doc: Document): string | null {
 /** Parses a YAML or JSON policy (or spec, or capabilities) document; snake_case keys become camelCase. */
 export function parsePolicyDocument(text: string): ParseDocumentResult {
   if (typeof text !== 'string') return fail('type', 'expected text');
-  if (text.length > DOCUMENT_MAX_BYTES || utf8Length(text) > DOCUMENT_MAX_BYTES)
-    {return fail('max_size', `input exceeds ${DOCUMENT_MAX_BYTES} bytes (1 MiB)`, {
+  if (text.length > DOCUMENT_MAX_BYTES || utf8Length(text) > DOCUMENT_MAX_BYTES) {
+    return fail('max_size', `input exceeds ${DOCUMENT_MAX_BYTES} bytes (1 MiB)`, {
       limit: DOCUMENT_MAX_BYTES,
-    });}
-  if (estimateNestingDepth(text, DOCUMENT_MAX_DEPTH) > DOCUMENT_MAX_DEPTH)
-    {return fail('max_depth', `nesting exceeds ${DOCUMENT_MAX_DEPTH} levels`, {
+    });
+  }
+  if (estimateNestingDepth(text, DOCUMENT_MAX_DEPTH) > DOCUMENT_MAX_DEPTH) {
+    return fail('max_depth', `nesting exceeds ${DOCUMENT_MAX_DEPTH} levels`, {
       limit: DOCUMENT_MAX_DEPTH,
-    });}
+    });
+  }
   let doc: Document;
   try {
     doc = parseDocument(text, {

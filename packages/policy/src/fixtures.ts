@@ -108,11 +108,12 @@ export function decideFixture(f: GoldenFixture): FixtureDecision {
       let policy = null;
       if (f.policy !== null && f.policy !== undefined) {
         const v = validatePolicy(input(f, f.policy));
-        if (!v.ok)
-          {return {
+        if (!v.ok) {
+          return {
             ok: false,
             violations: v.violations.map((x) => ({ ...x, field: `policy.${x.field}` })),
-          };}
+          };
+        }
         policy = v.policy;
       }
       const r = resolveSandboxSpec({
@@ -140,8 +141,9 @@ export function decideFixture(f: GoldenFixture): FixtureDecision {
     case 'explain': {
       const runners = (f.runners ?? []).map((r) => {
         const v = r.policy === null ? null : validatePolicy(input(f, r.policy));
-        if (v && !v.ok)
-          {throw new Error(`fixture ${f.name}: runner ${r.runnerId} policy is invalid`);}
+        if (v && !v.ok) {
+          throw new Error(`fixture ${f.name}: runner ${r.runnerId} policy is invalid`);
+        }
         return {
           runnerId: r.runnerId,
           policy: v ? (v.ok ? v.policy : null) : null,
@@ -180,55 +182,67 @@ export function containsSubset(actual: unknown, expected: unknown): boolean {
 export function compareWithFixture(f: GoldenFixture, d: FixtureDecision): string[] {
   const problems: string[] = [];
   const e = f.expect;
-  if (d.ok !== e.ok)
-    {problems.push(
+  if (d.ok !== e.ok) {
+    problems.push(
       `expected ok=${e.ok}, got ok=${d.ok}: ${d.violations.map((v) => v.description).join(' | ')}`,
-    );}
+    );
+  }
   if (e.violations && f.kind !== 'explain') {
     const key = (v: { field: string; rule: string }): string => `${v.field} ${v.rule}`;
     const got = new Set(d.violations.map(key));
     const want = new Set(e.violations.map(key));
     for (const k of want) if (!got.has(k)) problems.push(`missing violation ${k}`);
-    for (const k of got)
-      {if (!want.has(k))
-        {problems.push(
+    for (const k of got) {
+      if (!want.has(k)) {
+        problems.push(
           `unexpected violation ${k}: ${d.violations.find((v) => key(v) === k)?.description ?? ''}`,
-        );}}
+        );
+      }
+    }
     for (const ev of e.violations) {
       const av = d.violations.find((v) => key(v) === key(ev));
       if (!av) continue;
-      if (ev.constraint !== undefined && av.constraint !== ev.constraint)
-        {problems.push(`${key(ev)}: constraint ${String(av.constraint)} != ${ev.constraint}`);}
-      if (ev.requested !== undefined && !containsSubset(av.requested, ev.requested))
-        {problems.push(
+      if (ev.constraint !== undefined && av.constraint !== ev.constraint) {
+        problems.push(`${key(ev)}: constraint ${String(av.constraint)} != ${ev.constraint}`);
+      }
+      if (ev.requested !== undefined && !containsSubset(av.requested, ev.requested)) {
+        problems.push(
           `${key(ev)}: requested ${JSON.stringify(av.requested)} != ${JSON.stringify(ev.requested)}`,
-        );}
-      if (ev.limit !== undefined && !containsSubset(av.limit, ev.limit))
-        {problems.push(
+        );
+      }
+      if (ev.limit !== undefined && !containsSubset(av.limit, ev.limit)) {
+        problems.push(
           `${key(ev)}: limit ${JSON.stringify(av.limit)} != ${JSON.stringify(ev.limit)}`,
-        );}
-      if (ev.description !== undefined && av.description !== ev.description)
-        {problems.push(
+        );
+      }
+      if (ev.description !== undefined && av.description !== ev.description) {
+        problems.push(
           `${key(ev)}: description ${JSON.stringify(av.description)} != ${JSON.stringify(ev.description)}`,
-        );}
+        );
+      }
     }
   }
-  if (e.resolved !== undefined && !containsSubset(d.resolved, e.resolved))
-    {problems.push(
+  if (e.resolved !== undefined && !containsSubset(d.resolved, e.resolved)) {
+    problems.push(
       `resolved spec does not contain ${JSON.stringify(e.resolved)}; got ${JSON.stringify(d.resolved)}`,
-    );}
-  if (e.policy !== undefined && !containsSubset(d.policy, e.policy))
-    {problems.push(`validated policy does not contain ${JSON.stringify(e.policy)}`);}
-  if (e.message !== undefined && d.message !== e.message)
-    {problems.push(`message ${JSON.stringify(d.message)} != ${JSON.stringify(e.message)}`);}
+    );
+  }
+  if (e.policy !== undefined && !containsSubset(d.policy, e.policy)) {
+    problems.push(`validated policy does not contain ${JSON.stringify(e.policy)}`);
+  }
+  if (e.message !== undefined && d.message !== e.message) {
+    problems.push(`message ${JSON.stringify(d.message)} != ${JSON.stringify(e.message)}`);
+  }
   if (
     e.privilegedFields !== undefined &&
     JSON.stringify(d.privilegedFields) !== JSON.stringify(e.privilegedFields)
-  )
-    {problems.push(
+  ) {
+    problems.push(
       `privilegedFields ${JSON.stringify(d.privilegedFields)} != ${JSON.stringify(e.privilegedFields)}`,
-    );}
-  if (e.admitted !== undefined && JSON.stringify(d.admitted) !== JSON.stringify(e.admitted))
-    {problems.push(`admitted ${JSON.stringify(d.admitted)} != ${JSON.stringify(e.admitted)}`);}
+    );
+  }
+  if (e.admitted !== undefined && JSON.stringify(d.admitted) !== JSON.stringify(e.admitted)) {
+    problems.push(`admitted ${JSON.stringify(d.admitted)} != ${JSON.stringify(e.admitted)}`);
+  }
   return problems;
 }

@@ -28,8 +28,9 @@ function prefixMatches(ref: string, prefix: string): boolean {
 
 export function imageAllowedByRegistries(ref: string, prefixes: readonly string[]): boolean {
   const q = qualifyImage(ref);
-  for (const p of prefixes)
-    {if (prefixMatches(ref, p) || (q !== ref && prefixMatches(q, p))) return true;}
+  for (const p of prefixes) {
+    if (prefixMatches(ref, p) || (q !== ref && prefixMatches(q, p))) return true;
+  }
   return false;
 }
 

@@ -56,27 +56,31 @@ function checkSecurityContext(
   container: boolean,
 ): void {
   if (!isObj(sc)) return;
-  if (isObj(sc.appArmorProfile) || sc.appArmorProfile !== undefined)
-    {out.push(`${prefix}securityContext.appArmorProfile`);}
+  if (isObj(sc.appArmorProfile) || sc.appArmorProfile !== undefined) {
+    out.push(`${prefix}securityContext.appArmorProfile`);
+  }
   if (sc.seccompProfile !== undefined) out.push(`${prefix}securityContext.seccompProfile`);
   if (container) {
     if (sc.privileged === true) out.push(`${prefix}securityContext.privileged`);
-    if (sc.allowPrivilegeEscalation === true)
-      {out.push(`${prefix}securityContext.allowPrivilegeEscalation`);}
+    if (sc.allowPrivilegeEscalation === true) {
+      out.push(`${prefix}securityContext.allowPrivilegeEscalation`);
+    }
     if (
       isObj(sc.capabilities) &&
       Array.isArray(sc.capabilities.add) &&
       sc.capabilities.add.length > 0
-    )
-      {out.push(`${prefix}securityContext.capabilities.add`);}
+    ) {
+      out.push(`${prefix}securityContext.capabilities.add`);
+    }
   }
 }
 
 function checkAnnotations(meta: unknown, prefix: string, out: string[]): void {
   if (!isObj(meta) || !isObj(meta.annotations)) return;
   for (const k of Object.keys(meta.annotations).sort()) {
-    if (PRIVILEGED_ANNOTATION_PREFIXES.some((p) => k.startsWith(p)))
-      {out.push(`${prefix}metadata.annotations[${k}]`);}
+    if (PRIVILEGED_ANNOTATION_PREFIXES.some((p) => k.startsWith(p))) {
+      out.push(`${prefix}metadata.annotations[${k}]`);
+    }
   }
 }
 
@@ -91,10 +95,12 @@ export function findPrivilegedPodFields(podTemplate: unknown): string[] {
   // Accept a bare pod spec or a template / Pod with `metadata` and `spec`.
   const spec = isObj(root.spec) ? root.spec : root;
   checkAnnotations(root.metadata, '', out);
-  if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName !== '')
-    {out.push('serviceAccountName');}
-  if (typeof spec.serviceAccount === 'string' && spec.serviceAccount !== '')
-    {out.push('serviceAccount');}
+  if (typeof spec.serviceAccountName === 'string' && spec.serviceAccountName !== '') {
+    out.push('serviceAccountName');
+  }
+  if (typeof spec.serviceAccount === 'string' && spec.serviceAccount !== '') {
+    out.push('serviceAccount');
+  }
   for (const f of HOST_NAMESPACE_FIELDS) {
     if (f === 'hostUsers' ? spec[f] === true : spec[f] === true) out.push(f);
   }

@@ -129,13 +129,14 @@ function checkStringMap(
   let n = 0;
   for (const k in v) {
     n++;
-    if (typeof v[k] !== 'string')
-      {addViolation(
+    if (typeof v[k] !== 'string') {
+      addViolation(
         sink,
         `${path}[${JSON.stringify(k)}]`,
         'type',
         `expected a string, got ${typeName(v[k])}`,
-      );}
+      );
+    }
   }
   if (n < minEntries) addViolation(sink, path, 'required', `needs at least ${minEntries} label`);
   return v as Record<string, string>;
@@ -155,20 +156,23 @@ function checkPorts(v: unknown, path: string, sink: Sink): NormPort[] {
       addViolation(sink, pp, 'type', `expected a port range object, got ${typeName(p)}`);
       continue;
     }
-    for (const k in p)
-      {if (!PORT_KEYS.has(k))
-        {addViolation(sink, joinKey(pp, k), 'unknown_field', `unknown field ${show(k)}`);}}
+    for (const k in p) {
+      if (!PORT_KEYS.has(k)) {
+        addViolation(sink, joinKey(pp, k), 'unknown_field', `unknown field ${show(k)}`);
+      }
+    }
     let protocol: PortProtocol = 'TCP';
     if (p.protocol !== undefined) {
-      if (typeof p.protocol === 'string' && PROTOCOLS.has(p.protocol))
-        {protocol = p.protocol as PortProtocol;}
-      else
-        {addViolation(
+      if (typeof p.protocol === 'string' && PROTOCOLS.has(p.protocol)) {
+        protocol = p.protocol as PortProtocol;
+      } else {
+        addViolation(
           sink,
           join(pp, 'protocol'),
           'invalid_enum',
           `must be one of TCP, UDP, SCTP, got ${show(p.protocol)}`,
-        );}
+        );
+      }
     }
     const port = p.port;
     let ok = true;
@@ -271,32 +275,34 @@ function checkCidrBlock(
     addViolation(sink, path, 'type', `expected {cidr, except}, got ${typeName(v)}`);
     return { except: [] };
   }
-  for (const k in v)
-    {if (!CIDR_KEYS.has(k))
-      {addViolation(sink, joinKey(path, k), 'unknown_field', `unknown field ${show(k)}`);}}
+  for (const k in v) {
+    if (!CIDR_KEYS.has(k)) {
+      addViolation(sink, joinKey(path, k), 'unknown_field', `unknown field ${show(k)}`);
+    }
+  }
   const cidr = checkCidrText(v.cidr, join(path, 'cidr'), side, sink);
   const except: ParsedCidr[] = [];
   if (v.except !== undefined) {
-    if (!Array.isArray(v.except))
-      {addViolation(
+    if (!Array.isArray(v.except)) {
+      addViolation(
         sink,
         join(path, 'except'),
         'type',
         `expected a list of CIDRs, got ${typeName(v.except)}`,
-      );}
-    else {
+      );
+    } else {
       for (let i = 0; i < v.except.length; i++) {
         const ep = idx(join(path, 'except'), i);
         const e = checkCidrText(v.except[i], ep, side, sink);
         if (!e) continue;
-        if (cidr && e.version !== cidr.version)
-          {addViolation(
+        if (cidr && e.version !== cidr.version) {
+          addViolation(
             sink,
             ep,
             'invalid_cidr',
             `exception ${show(v.except[i])} is not the same IP family as ${show(v.cidr)}`,
-          );}
-        else except.push(e);
+          );
+        } else except.push(e);
       }
     }
   }
@@ -311,9 +317,9 @@ function checkHostList(v: unknown, path: string, sink: Sink): string[] {
   const out: string[] = [];
   for (let i = 0; i < v.length; i++) {
     const h: unknown = v[i];
-    if (typeof h !== 'string' || !isValidHostnamePattern(h, false))
-      {addViolation(sink, idx(path, i), 'invalid_hostname', `invalid hostname pattern ${show(h)}`);}
-    else out.push(h);
+    if (typeof h !== 'string' || !isValidHostnamePattern(h, false)) {
+      addViolation(sink, idx(path, i), 'invalid_hostname', `invalid hostname pattern ${show(h)}`);
+    } else out.push(h);
   }
   return out;
 }
@@ -336,31 +342,35 @@ export function checkRule(
   }
   const before = sink.length;
   const keys = ingress ? INGRESS_KEYS : EGRESS_KEYS;
-  for (const k in v)
-    {if (!keys.has(k))
-      {addViolation(
+  for (const k in v) {
+    if (!keys.has(k)) {
+      addViolation(
         sink,
         joinKey(path, k),
         'unknown_field',
         ingress && EGRESS_KEYS.has(k)
           ? `ingress rules have no ${k} source`
           : `unknown field ${show(k)}`,
-      );}}
+      );
+    }
+  }
 
-  if (v.httpsHostname !== undefined && v.dnsName !== undefined)
-    {addViolation(
+  if (v.httpsHostname !== undefined && v.dnsName !== undefined) {
+    addViolation(
       sink,
       join(path, 'dnsName'),
       'alias_conflict',
       'cannot set both dnsName and httpsHostname',
-    );}
-  if (v.httpsHostnameExcept !== undefined && v.dnsNameExcept !== undefined)
-    {addViolation(
+    );
+  }
+  if (v.httpsHostnameExcept !== undefined && v.dnsNameExcept !== undefined) {
+    addViolation(
       sink,
       join(path, 'dnsNameExcept'),
       'alias_conflict',
       'cannot set both dnsNameExcept and httpsHostnameExcept',
-    );}
+    );
+  }
   const hostKey = v.httpsHostname !== undefined ? 'httpsHostname' : 'dnsName';
   const hostValue = v[hostKey];
   const exceptKey = v.httpsHostnameExcept !== undefined ? 'httpsHostnameExcept' : 'dnsNameExcept';
@@ -405,9 +415,9 @@ export function checkRule(
     }
     case 'httpsHostname': {
       const hp = join(path, hostKey);
-      if (typeof hostValue !== 'string')
-        {addViolation(sink, hp, 'type', `expected a hostname string, got ${typeName(hostValue)}`);}
-      else if (!isValidHostnamePattern(hostValue, side === 'allowedEgress')) {
+      if (typeof hostValue !== 'string') {
+        addViolation(sink, hp, 'type', `expected a hostname string, got ${typeName(hostValue)}`);
+      } else if (!isValidHostnamePattern(hostValue, side === 'allowedEgress')) {
         addViolation(
           sink,
           hp,
@@ -421,38 +431,40 @@ export function checkRule(
         out.host = hostValue.toLowerCase();
         rule.httpsHostname = hostValue;
       }
-      if (side === 'defaultEgress')
-        {addViolation(
+      if (side === 'defaultEgress') {
+        addViolation(
           sink,
           hp,
           'default_egress_hostname',
           'default_egress must not contain DNS-name destinations',
-        );}
+        );
+      }
       if (side === 'sandbox') {
         const p = out.ports;
         const only443 =
           p.length === 0 ||
           (p.length === 1 && p[0]?.protocol === 'TCP' && p[0].lo === 443 && p[0].hi === 443);
-        if (!only443)
-          {addViolation(
+        if (!only443) {
+          addViolation(
             sink,
             join(path, 'ports'),
             'https_hostname_ports',
             'an httpsHostname rule grants HTTPS only: ports must be empty or exactly TCP 443',
             { requested: v.ports },
-          );}
+          );
+        }
       }
       break;
     }
     case 'tenant': {
-      if (typeof v.tenant !== 'string' || !TENANTS.has(v.tenant))
-        {addViolation(
+      if (typeof v.tenant !== 'string' || !TENANTS.has(v.tenant)) {
+        addViolation(
           sink,
           join(path, 'tenant'),
           'invalid_enum',
           `must be one of ${TENANT_SCOPES.join(', ')}, got ${show(v.tenant)}`,
-        );}
-      else {
+        );
+      } else {
         out.tenant = v.tenant as TenantScope;
         rule.tenant = out.tenant;
         if (ingress && v.tenant === 'TENANT_SCOPE_SANDBOX_NETWORK') {
@@ -467,14 +479,14 @@ export function checkRule(
       break;
     }
     case 'any': {
-      if (v.any !== true)
-        {addViolation(
+      if (v.any !== true) {
+        addViolation(
           sink,
           join(path, 'any'),
           'invalid_value',
           `any must be true when set, got ${show(v.any)}`,
-        );}
-      else rule.any = true;
+        );
+      } else rule.any = true;
       break;
     }
     case 'selector': {
@@ -488,9 +500,11 @@ export function checkRule(
         );
         break;
       }
-      for (const k in v.selector)
-        {if (!SELECTOR_KEYS.has(k))
-          {addViolation(sink, joinKey(sp, k), 'unknown_field', `unknown field ${show(k)}`);}}
+      for (const k in v.selector) {
+        if (!SELECTOR_KEYS.has(k)) {
+          addViolation(sink, joinKey(sp, k), 'unknown_field', `unknown field ${show(k)}`);
+        }
+      }
       const pod = checkStringMap(v.selector.podLabels, join(sp, 'podLabels'), sink, 1);
       if (pod) out.podLabels = pod;
       if (v.selector.namespaceLabels !== undefined) {
@@ -503,23 +517,23 @@ export function checkRule(
   }
   if (exceptValue !== undefined) {
     const ep = join(path, exceptKey);
-    if (side === 'sandbox')
-      {addViolation(
+    if (side === 'sandbox') {
+      addViolation(
         sink,
         ep,
         'https_hostname_except_on_sandbox',
         'httpsHostnameExcept is valid only in a policy allowedEgress envelope',
-      );}
-    else if (side !== 'allowedEgress')
-      {addViolation(sink, ep, 'invalid_value', 'httpsHostnameExcept is valid only in allowedEgress');}
-    else if (kind !== 'httpsHostname' && kind !== 'any')
-      {addViolation(
+      );
+    } else if (side !== 'allowedEgress') {
+      addViolation(sink, ep, 'invalid_value', 'httpsHostnameExcept is valid only in allowedEgress');
+    } else if (kind !== 'httpsHostname' && kind !== 'any') {
+      addViolation(
         sink,
         ep,
         'invalid_value',
         'httpsHostnameExcept applies only to an httpsHostname or any rule',
-      );}
-    else {
+      );
+    } else {
       out.hostExcept = checkHostList(exceptValue, ep, sink);
       rule.httpsHostnameExcept = out.hostExcept;
     }
@@ -599,8 +613,9 @@ function cidrCovered(decl: NormRule, rules: NormRule[]): boolean {
   const have: Interval[] = [];
   for (const r of rules) {
     if (r.kind === 'any') have.push(FULL_RANGE[c.version]);
-    else if (r.kind === 'cidr' && r.cidr && r.cidr.version === c.version)
-      {have.push(...ranges(r.cidr, r.except));}
+    else if (r.kind === 'cidr' && r.cidr && r.cidr.version === c.version) {
+      have.push(...ranges(r.cidr, r.except));
+    }
   }
   return intervalsCover(have, needed);
 }
@@ -610,8 +625,9 @@ function hostCovered(host: string, rules: NormRule[]): boolean {
     if (
       r.kind !== 'any' &&
       !(r.kind === 'httpsHostname' && r.host !== undefined && hostPatternCovers(r.host, host))
-    )
-      {continue;}
+    ) {
+      continue;
+    }
     if (r.hostExcept.some((e) => exceptionHits(e, host))) continue;
     return true;
   }

@@ -237,16 +237,19 @@ function readGpu(res: Record<string, unknown>, path: string, sink: Sink): Gpu | 
   const gp = join(path, 'gpu');
   checkKeys(g, GPU_KEYS, gp, sink);
   const count = readInt(g, 'count', gp, sink) ?? 0;
-  if (count < 0)
-    {addViolation(sink, join(gp, 'count'), 'range', `gpu count must be >= 0, got ${count}`, {
+  if (count < 0) {
+    addViolation(sink, join(gp, 'count'), 'range', `gpu count must be >= 0, got ${count}`, {
       requested: count,
-    });}
+    });
+  }
   const type = readString(g, 'type', gp, sink);
   const memoryGb = readInt(g, 'memoryGb', gp, sink);
-  if (type !== undefined && memoryGb !== undefined)
-    {addViolation(sink, gp, 'mutually_exclusive', 'select a GPU by type or by memoryGb, not both');}
-  if (memoryGb !== undefined && memoryGb < 0)
-    {addViolation(sink, join(gp, 'memoryGb'), 'range', `memoryGb must be >= 0, got ${memoryGb}`);}
+  if (type !== undefined && memoryGb !== undefined) {
+    addViolation(sink, gp, 'mutually_exclusive', 'select a GPU by type or by memoryGb, not both');
+  }
+  if (memoryGb !== undefined && memoryGb < 0) {
+    addViolation(sink, join(gp, 'memoryGb'), 'range', `memoryGb must be >= 0, got ${memoryGb}`);
+  }
   const out: Gpu = { count: Math.max(0, count) };
   if (type !== undefined) out.type = type;
   if (memoryGb !== undefined) out.memoryGb = memoryGb;
@@ -275,11 +278,11 @@ function readSecurity(
   for (const k of ['runAsUser', 'runAsGroup'] as const) {
     const id = readInt(s, k, sp, sink);
     if (id === undefined) continue;
-    if (id < 0 || id > 4294967295)
-      {addViolation(sink, join(sp, k), 'range', `${k} must be in 0..4294967295, got ${id}`, {
+    if (id < 0 || id > 4294967295) {
+      addViolation(sink, join(sp, k), 'range', `${k} must be in 0..4294967295, got ${id}`, {
         requested: id,
-      });}
-    else sc[k] = id;
+      });
+    } else sc[k] = id;
   }
   sc.privileged = readBool(s, 'privileged', sp, sink) ?? false;
   sc.allowPrivilegeEscalation = readBool(s, 'allowPrivilegeEscalation', sp, sink) ?? false;
@@ -341,13 +344,14 @@ function readContainer(
   const args = readStringArray(v, 'args', path, sink) ?? [];
   const env = readStringMap(v, 'environmentVariables', path, sink) ?? {};
   const workingDir = readString(v, 'workingDir', path, sink);
-  if (workingDir !== undefined && workingDir !== '' && !workingDir.startsWith('/'))
-    {addViolation(
+  if (workingDir !== undefined && workingDir !== '' && !workingDir.startsWith('/')) {
+    addViolation(
       sink,
       join(path, 'workingDir'),
       'not_absolute',
       `workingDir must be an absolute path, got ${show(workingDir)}`,
-    );}
+    );
+  }
   const primaryFlag = readBool(v, 'primary', path, sink);
 
   // Resources: `resources` (requests = limits) xor `resourceRequirements`.
@@ -363,13 +367,14 @@ function readContainer(
   let gpuPath = join(path, 'resources.gpu');
   const res = readObject(v, 'resources', path, sink);
   const rr = readObject(v, 'resourceRequirements', path, sink);
-  if (res && rr)
-    {addViolation(
+  if (res && rr) {
+    addViolation(
       sink,
       join(path, 'resources'),
       'mutually_exclusive',
       'resources and resourceRequirements are mutually exclusive; use one',
-    );}
+    );
+  }
   if (res) {
     const rp = join(path, 'resources');
     checkKeys(res, RESOURCES_KEYS, rp, sink);
@@ -562,22 +567,24 @@ function readContainer(
       checkKeys(f, FILE_KEYS, fp, sink);
       const fpath = readString(f, 'path', fp, sink);
       const content = readString(f, 'content', fp, sink) ?? '';
-      if (fpath === undefined)
-        {addViolation(sink, join(fp, 'path'), 'required', 'a file path is required');}
-      else if (!fpath.startsWith('/'))
-        {addViolation(
+      if (fpath === undefined) {
+        addViolation(sink, join(fp, 'path'), 'required', 'a file path is required');
+      } else if (!fpath.startsWith('/')) {
+        addViolation(
           sink,
           join(fp, 'path'),
           'not_absolute',
           `file path must be absolute (including the file name), got ${show(fpath)}`,
-        );}
-      if (!BASE64.test(content))
-        {addViolation(
+        );
+      }
+      if (!BASE64.test(content)) {
+        addViolation(
           sink,
           join(fp, 'content'),
           'invalid_base64',
           'content must be base64-encoded bytes',
-        );}
+        );
+      }
       if (fpath !== undefined) files.push({ path: fpath, content });
     }
   }
@@ -595,17 +602,19 @@ function readContainer(
       const volume = readString(m, 'volume', mp, sink);
       const mountPath = readString(m, 'mountPath', mp, sink);
       const subPath = readString(m, 'subPath', mp, sink);
-      if (volume === undefined)
-        {addViolation(sink, join(mp, 'volume'), 'required', 'the volume name is required');}
-      if (mountPath === undefined)
-        {addViolation(sink, join(mp, 'mountPath'), 'required', 'mountPath is required');}
-      else if (!mountPath.startsWith('/'))
-        {addViolation(
+      if (volume === undefined) {
+        addViolation(sink, join(mp, 'volume'), 'required', 'the volume name is required');
+      }
+      if (mountPath === undefined) {
+        addViolation(sink, join(mp, 'mountPath'), 'required', 'mountPath is required');
+      } else if (!mountPath.startsWith('/')) {
+        addViolation(
           sink,
           join(mp, 'mountPath'),
           'not_absolute',
           `mountPath must be absolute, got ${show(mountPath)}`,
-        );}
+        );
+      }
       if (
         subPath !== undefined &&
         subPath !== '' &&
@@ -619,13 +628,14 @@ function readContainer(
           `subPath must be relative and canonical (no ".", ".." or empty segments), got ${show(subPath)}`,
         );
       }
-      if (volume !== undefined && mountPath !== undefined)
-        {volumeMounts.push({
+      if (volume !== undefined && mountPath !== undefined) {
+        volumeMounts.push({
           volume,
           mountPath,
           readOnly: readBool(m, 'readOnly', mp, sink) ?? false,
           subPath: subPath || null,
-        });}
+        });
+      }
     }
   }
   const passthrough: Record<string, unknown> = {};
@@ -718,20 +728,23 @@ function readVolumes(spec: Record<string, unknown>, sink: Sink): VolumeWork[] {
       addViolation(sink, join(vp, 'name'), 'required', 'a volume name is required');
       continue;
     }
-    if (name.length > 63 || !DNS1123.test(name))
-      {addViolation(
+    if (name.length > 63 || !DNS1123.test(name)) {
+      addViolation(
         sink,
         join(vp, 'name'),
         'invalid_name',
         `volume name ${show(name)} must be a DNS-1123 label`,
-      );}
-    if (names.has(name))
-      {addViolation(sink, join(vp, 'name'), 'duplicate', `volume name ${show(name)} is used twice`);}
+      );
+    }
+    if (names.has(name)) {
+      addViolation(sink, join(vp, 'name'), 'duplicate', `volume name ${show(name)} is used twice`);
+    }
     names.add(name);
     const volumeId = readString(v, 'volumeId', vp, sink);
     const scratch = readObject(v, 'scratch', vp, sink);
-    if (volumeId !== undefined && scratch !== undefined)
-      {addViolation(sink, vp, 'mutually_exclusive', 'a volume has one source: scratch or volumeId');}
+    if (volumeId !== undefined && scratch !== undefined) {
+      addViolation(sink, vp, 'mutually_exclusive', 'a volume has one source: scratch or volumeId');
+    }
     if (volumeId !== undefined && scratch === undefined) {
       out.push({
         path: vp,
@@ -751,13 +764,14 @@ function readVolumes(spec: Record<string, unknown>, sink: Sink): VolumeWork[] {
     const s = scratch ?? {};
     checkKeys(s, SCRATCH_KEYS, sp, sink);
     const mediumRaw = readString(s, 'medium', sp, sink);
-    if (mediumRaw !== undefined && !MEDIA.has(mediumRaw))
-      {addViolation(
+    if (mediumRaw !== undefined && !MEDIA.has(mediumRaw)) {
+      addViolation(
         sink,
         join(sp, 'medium'),
         'invalid_enum',
         `must be one of ${[...MEDIA].join(', ')}, got ${show(mediumRaw)}`,
-      );}
+      );
+    }
     const medium =
       mediumRaw === 'STORAGE_MEDIUM_MEMORY' ? 'STORAGE_MEDIUM_MEMORY' : 'STORAGE_MEDIUM_DISK';
     const restore = readString(s, 'restoreFromSnapshotId', sp, sink);
@@ -775,30 +789,31 @@ function readVolumes(spec: Record<string, unknown>, sink: Sink): VolumeWork[] {
     };
     const size = s.size;
     if (size === undefined) {
-      if (medium === 'STORAGE_MEDIUM_MEMORY')
-        {addViolation(
+      if (medium === 'STORAGE_MEDIUM_MEMORY') {
+        addViolation(
           sink,
           join(sp, 'size'),
           'required',
           'a MEMORY scratch volume must declare its size',
-        );}
+        );
+      }
     } else if (typeof size === 'string' && size.endsWith('%')) {
       const pct = /^([1-9]\d?|100)%$/.exec(size);
-      if (medium !== 'STORAGE_MEDIUM_MEMORY')
-        {addViolation(
+      if (medium !== 'STORAGE_MEDIUM_MEMORY') {
+        addViolation(
           sink,
           join(sp, 'size'),
           'invalid_value',
           'a percent size is valid only for a MEMORY volume',
-        );}
-      else if (!pct)
-        {addViolation(
+        );
+      } else if (!pct) {
+        addViolation(
           sink,
           join(sp, 'size'),
           'range',
           `a percent size must be 1%..100%, got ${show(size)}`,
-        );}
-      else {
+        );
+      } else {
         w.percent = Number(pct[1]);
         w.out.sizeSource = 'spec';
         w.sizeRaw = size;
@@ -807,15 +822,15 @@ function readVolumes(spec: Record<string, unknown>, sink: Sink): VolumeWork[] {
       const sizeText =
         typeof size === 'string' ? size : typeof size === 'number' ? String(size) : null;
       const bytes = sizeText === null ? null : parseMemoryBytes(sizeText);
-      if (bytes === null || bytes <= 0)
-        {addViolation(
+      if (bytes === null || bytes <= 0) {
+        addViolation(
           sink,
           join(sp, 'size'),
           'invalid_quantity',
           `invalid volume size ${show(size)} (example: "10Gi")`,
           { requested: size },
-        );}
-      else {
+        );
+      } else {
         w.out.sizeBytes = bytes;
         w.out.sizeSource = 'spec';
         w.sizeRaw = sizeText ?? '';
@@ -852,23 +867,25 @@ function readNetwork(
   res.denyEgress = readBool(n, 'denyEgress', 'network', sink) ?? false;
   res.denyIngress = readBool(n, 'denyIngress', 'network', sink) ?? false;
   const dns = readString(n, 'dnsEgress', 'network', sink);
-  if (dns !== undefined && !DNS_MODES.has(dns))
-    {addViolation(
+  if (dns !== undefined && !DNS_MODES.has(dns)) {
+    addViolation(
       sink,
       'network.dnsEgress',
       'invalid_enum',
       `must be one of ${[...DNS_MODES].join(', ')}`,
-    );}
+    );
+  }
   const eg = readArray(n, 'egress', 'network', sink, SPEC_LIMITS.maxRules);
   if (eg) {
     res.declaredEgress = eg.length > 0;
-    if (res.denyEgress && eg.length > 0)
-      {addViolation(
+    if (res.denyEgress && eg.length > 0) {
+      addViolation(
         sink,
         'network.denyEgress',
         'deny_egress_with_rules',
         'denyEgress cannot be combined with egress rules; drop one of them',
-      );}
+      );
+    }
     for (let i = 0; i < eg.length; i++) {
       const r = checkRule(eg[i], idx('network.egress', i), 'sandbox', sink);
       if (r) res.egress.push(r);
@@ -932,13 +949,14 @@ function resolveUnsafe(input: ResolveInput): ResolveResult {
   const names = new Set<string>();
   for (const w of all) {
     if (!w.out.name) continue;
-    if (names.has(w.out.name))
-      {addViolation(
+    if (names.has(w.out.name)) {
+      addViolation(
         sink,
         join(w.path, 'name'),
         'duplicate',
         `container name ${show(w.out.name)} is used twice`,
-      );}
+      );
+    }
     names.add(w.out.name);
   }
   const primaryContainer = resolvePrimary(spec, containers, sink);
@@ -946,14 +964,15 @@ function resolveUnsafe(input: ResolveInput): ResolveResult {
   const volumeNames = new Set(volumes.map((v) => v.out.name));
   for (const w of all) {
     w.out.volumeMounts.forEach((m, i) => {
-      if (!volumeNames.has(m.volume))
-        {addViolation(
+      if (!volumeNames.has(m.volume)) {
+        addViolation(
           sink,
           join(idx(join(w.path, 'volumeMounts'), i), 'volume'),
           'unknown_volume',
           `volume ${show(m.volume)} is not declared in volumes`,
           { requested: m.volume },
-        );}
+        );
+      }
     });
   }
 
@@ -961,15 +980,15 @@ function resolveUnsafe(input: ResolveInput): ResolveResult {
   const requestedLifetime = readInt(spec, 'maxLifetimeSeconds', '', sink);
   let lifetimeSeconds = FALLBACK_LIFETIME_SECONDS;
   let lifetimeSource: ValueSource = 'platform';
-  if (requestedLifetime !== undefined && requestedLifetime < 0)
-    {addViolation(
+  if (requestedLifetime !== undefined && requestedLifetime < 0) {
+    addViolation(
       sink,
       'maxLifetimeSeconds',
       'range',
       `must be >= 0 (0 = platform default), got ${requestedLifetime}`,
       { requested: requestedLifetime },
-    );}
-  else if (requestedLifetime !== undefined && requestedLifetime > MAX_LIFETIME_SECONDS) {
+    );
+  } else if (requestedLifetime !== undefined && requestedLifetime > MAX_LIFETIME_SECONDS) {
     addViolation(
       sink,
       'maxLifetimeSeconds',
@@ -992,13 +1011,14 @@ function resolveUnsafe(input: ResolveInput): ResolveResult {
   const runnerIds = readStringArray(spec, 'runnerIds', '', sink) ?? [];
   const instanceType = readString(spec, 'instanceType', '', sink) || null;
   const modeRaw = readString(spec, 'mode', '', sink);
-  if (modeRaw !== undefined && !MODES.has(modeRaw))
-    {addViolation(
+  if (modeRaw !== undefined && !MODES.has(modeRaw)) {
+    addViolation(
       sink,
       'mode',
       'invalid_enum',
       `must be one of ${SANDBOX_MODES.join(', ')}, got ${show(modeRaw)}`,
-    );}
+    );
+  }
   const mode: SandboxMode =
     modeRaw !== undefined && MODES.has(modeRaw)
       ? (modeRaw as SandboxMode)
@@ -1009,13 +1029,14 @@ function resolveUnsafe(input: ResolveInput): ResolveResult {
   const services: Record<string, unknown>[] = [];
   servicesRaw.forEach((s: unknown, i) => {
     if (isObj(s)) services.push(s);
-    else
-      {addViolation(
+    else {
+      addViolation(
         sink,
         idx('services', i),
         'type',
         `expected a service object, got ${typeName(s)}`,
-      );}
+      );
+    }
   });
   const objectStorageAccess = readObject(spec, 'objectStorageAccess', '', sink) ?? null;
 
@@ -1115,79 +1136,88 @@ function mergeAnnotations(
 function resolvePrimary(spec: Record<string, unknown>, containers: Work[], sink: Sink): string {
   const named = readString(spec, 'primaryContainer', '', sink);
   const flagged = containers.filter((w) => w.primaryFlag === true);
-  if (flagged.length > 1)
-    {addViolation(
+  if (flagged.length > 1) {
+    addViolation(
       sink,
       join(flagged[1]?.path ?? 'containers', 'primary'),
       'duplicate',
       'only one container may be marked primary',
-    );}
+    );
+  }
   if (named !== undefined && named !== '') {
-    if (!containers.some((w) => w.out.name === named))
-      {addViolation(
+    if (!containers.some((w) => w.out.name === named)) {
+      addViolation(
         sink,
         'primaryContainer',
         'unknown_container',
         `no container is named ${show(named)}`,
         { requested: named },
-      );}
-    if (flagged[0] && flagged[0].out.name !== named)
-      {addViolation(
+      );
+    }
+    if (flagged[0] && flagged[0].out.name !== named) {
+      addViolation(
         sink,
         'primaryContainer',
         'invalid_value',
         `primaryContainer ${show(named)} disagrees with the container marked primary (${show(flagged[0].out.name)})`,
-      );}
+      );
+    }
     return named;
   }
   if (flagged[0]) return flagged[0].out.name;
   if (containers.length === 1) return containers[0]?.out.name ?? PLATFORM_DEFAULTS.containerName;
-  if (containers.length > 1)
-    {addViolation(
+  if (containers.length > 1) {
+    addViolation(
       sink,
       'primaryContainer',
       'required',
       'primaryContainer is required when the sandbox has several containers',
-    );}
+    );
+  }
   return containers[0]?.out.name ?? PLATFORM_DEFAULTS.containerName;
 }
 
 function checkRunnerIds(ids: string[], mode: SandboxMode, sink: Sink): void {
   if (ids.length === 0) return;
-  if (mode !== 'SANDBOX_MODE_CKS')
-    {addViolation(
+  if (mode !== 'SANDBOX_MODE_CKS') {
+    addViolation(
       sink,
       'runnerIds',
       'runner_ids_requires_cks',
       'runnerIds is valid only with mode SANDBOX_MODE_CKS',
       { requested: mode },
-    );}
-  if (ids.length > SPEC_LIMITS.maxRunnerIds)
-    {addViolation(
+    );
+  }
+  if (ids.length > SPEC_LIMITS.maxRunnerIds) {
+    addViolation(
       sink,
       'runnerIds',
       'max_items',
       `at most ${SPEC_LIMITS.maxRunnerIds} runner IDs, got ${ids.length}`,
       { requested: ids.length, limit: SPEC_LIMITS.maxRunnerIds },
-    );}
+    );
+  }
   let bytes = 0;
   const seen = new Set<string>();
   ids.forEach((id, i) => {
     bytes += id.length;
-    if (id.trim() === '')
-      {addViolation(sink, idx('runnerIds', i), 'required', 'runner IDs must not be blank');}
-    if (seen.has(id))
-      {addViolation(sink, idx('runnerIds', i), 'duplicate', `runner ID ${show(id)} is listed twice`);}
+    if (id.trim() === '') {
+      addViolation(sink, idx('runnerIds', i), 'required', 'runner IDs must not be blank');
+    }
+    if (seen.has(id)) {
+      addViolation(sink, idx('runnerIds', i), 'duplicate', `runner ID ${show(id)} is listed twice`);
+    }
     seen.add(id);
   });
-  if (bytes > SPEC_LIMITS.maxRunnerIdsBytes)
-    {addViolation(
+  if (bytes > SPEC_LIMITS.maxRunnerIdsBytes) {
+    addViolation(
       sink,
       'runnerIds',
       'max_size',
       `runnerIds exceeds ${SPEC_LIMITS.maxRunnerIdsBytes} bytes`,
       { requested: bytes, limit: SPEC_LIMITS.maxRunnerIdsBytes },
-    );}
+    );
+  }
 }
 
 function resolveEgress(
@@ -1196,20 +1226,22 @@ function resolveEgress(
   caps: RunnerCapabilities,
 ): ResolvedEgress {
   if (net.denyEgress) return { denyAll: true, unrestricted: false, rules: [], source: 'deny' };
-  if (net.declaredEgress)
-    {return {
+  if (net.declaredEgress) {
+    return {
       denyAll: false,
       unrestricted: false,
       rules: net.egress.map((r) => r.rule),
       source: 'spec',
-    };}
-  if (p.defaultEgress.length)
-    {return {
+    };
+  }
+  if (p.defaultEgress.length) {
+    return {
       denyAll: false,
       unrestricted: false,
       rules: p.defaultEgressRules as EgressRule[],
       source: 'policy-default',
-    };}
+    };
+  }
   // Nothing requested, no policy default: the runner's own default, which for a runner that
   // cannot grant egress is deny-all (nothing was asked for, so nothing is narrowed).
   return caps.supportsEgress
@@ -1219,20 +1251,22 @@ function resolveEgress(
 
 function resolveIngress(net: ReturnType<typeof readNetwork>, p: CompiledPolicy): ResolvedIngress {
   if (net.denyIngress) return { denyAll: true, unrestricted: false, rules: [], source: 'deny' };
-  if (net.declaredIngress)
-    {return {
+  if (net.declaredIngress) {
+    return {
       denyAll: false,
       unrestricted: false,
       rules: net.ingress.map((r) => r.rule as IngressRule),
       source: 'spec',
-    };}
-  if (p.defaultIngress.length)
-    {return {
+    };
+  }
+  if (p.defaultIngress.length) {
+    return {
       denyAll: false,
       unrestricted: false,
       rules: p.defaultIngressRules as IngressRule[],
       source: 'policy-default',
-    };}
+    };
+  }
   // Ingress is allow-only over default-deny on CUSTOM ports: no rule means no extra source.
   return { denyAll: false, unrestricted: false, rules: [], source: 'runner-default' };
 }
@@ -1425,22 +1459,24 @@ function checkSecurityAndImages(
     const sc = w.out.securityContext;
     const sp = join(w.path, 'securityContext');
     if (sc.privileged) {
-      if (!p.allowPrivileged)
-        {addViolation(
+      if (!p.allowPrivileged) {
+        addViolation(
           sink,
           join(sp, 'privileged'),
           'privileged_not_allowed',
           `privileged containers are not allowed by the policy (${CONSTRAINT.allowPrivileged})`,
           { requested: true, limit: false, constraint: CONSTRAINT.allowPrivileged },
-        );}
-      if (!caps.supportsPrivileged)
-        {addViolation(
+        );
+      }
+      if (!caps.supportsPrivileged) {
+        addViolation(
           sink,
           join(sp, 'privileged'),
           'runner_capability',
           'the runner cannot run privileged containers',
           { requested: true, limit: false },
-        );}
+        );
+      }
     }
     if (sc.allowPrivilegeEscalation && !p.allowPrivileged) {
       addViolation(
@@ -1691,14 +1727,15 @@ function checkMetadataAndPlacement(
   sink: Sink,
 ): void {
   const keys = Object.keys(annotations).sort();
-  if (keys.length > SPEC_LIMITS.maxAnnotations)
-    {addViolation(
+  if (keys.length > SPEC_LIMITS.maxAnnotations) {
+    addViolation(
       sink,
       'annotations',
       'max_items',
       `at most ${SPEC_LIMITS.maxAnnotations} annotations`,
       { requested: keys.length, limit: SPEC_LIMITS.maxAnnotations },
-    );}
+    );
+  }
   if (p.maxAnnotations > 0 && keys.length > p.maxAnnotations) {
     addViolation(
       sink,
@@ -1767,11 +1804,12 @@ function checkVolumes(
         { requested: medium, limit: p.media, constraint: CONSTRAINT.allowedMedia },
       );
     }
-    if (!caps.storageMedia.includes(medium))
-      {addViolation(sink, mp, 'runner_capability', `the runner does not offer ${medium} volumes`, {
+    if (!caps.storageMedia.includes(medium)) {
+      addViolation(sink, mp, 'runner_capability', `the runner does not offer ${medium} volumes`, {
         requested: medium,
         limit: caps.storageMedia,
-      });}
+      });
+    }
     const size = v.out.sizeBytes;
     if (p.maxVolumeBytes !== undefined && size !== null && size > p.maxVolumeBytes) {
       const shown = v.sizeRaw ?? `${formatMemory(size)} (the platform default size)`;

@@ -113,8 +113,9 @@ function issueToViolations(issue: ZodIssueLike, sink: Sink, root: string): void 
 /** Whether a document has a bad number or excessive depth (no paths built: the common case is clean). */
 function hasBadNumbers(v: unknown, depth: number): boolean {
   if (depth > 64) return true;
-  if (typeof v === 'number')
-    {return !Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v));}
+  if (typeof v === 'number') {
+    return !Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v));
+  }
   if (Array.isArray(v)) {
     for (const x of v) if (hasBadNumbers(x, depth + 1)) return true;
     return false;
@@ -130,8 +131,9 @@ function checkNumbers(v: unknown, path: string, sink: Sink, depth: number): void
     return;
   }
   if (typeof v === 'number') {
-    if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v)))
-      {addViolation(sink, path, 'number_out_of_range', `number ${String(v)} is out of range`);}
+    if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) {
+      addViolation(sink, path, 'number_out_of_range', `number ${String(v)} is out of range`);
+    }
     return;
   }
   if (Array.isArray(v)) {
@@ -189,24 +191,26 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
   const out: Policy = { ...p };
   if (p.base) {
     for (const f of BASE_REFUSED_FIELDS) {
-      if (p.base[f] !== undefined)
-        {addViolation(
+      if (p.base[f] !== undefined) {
+        addViolation(
           sink,
           join('base', f),
           'base_field_refused',
           `base must not set ${f} (security-sensitive; use constraints instead)`,
-        );}
+        );
+      }
     }
     const containers = p.base.containers;
     if (Array.isArray(containers)) {
       containers.forEach((c: unknown, i) => {
-        if (isObj(c) && c.securityContext !== undefined)
-          {addViolation(
+        if (isObj(c) && c.securityContext !== undefined) {
+          addViolation(
             sink,
             `base.containers[${i}].securityContext`,
             'base_field_refused',
             'base must not set a container securityContext',
-          );}
+          );
+        }
         if (isObj(c) && isObj(c.resources) && isObj(c.resources.requests)) {
           checkQuantity(
             c.resources.requests.cpu,
@@ -222,8 +226,9 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
           );
         }
       });
-    } else if (containers !== undefined)
-      {addViolation(sink, 'base.containers', 'type', 'expected a list of containers');}
+    } else if (containers !== undefined) {
+      addViolation(sink, 'base.containers', 'type', 'expected a list of containers');
+    }
   }
   const c = p.constraints;
   if (c) {
@@ -299,22 +304,24 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
     const img = c.image;
     if (img) {
       img.allowedRegistries?.forEach((s, i) => {
-        if (s.trim() === '' || /\s/.test(s))
-          {addViolation(
+        if (s.trim() === '' || /\s/.test(s)) {
+          addViolation(
             sink,
             `constraints.image.allowedRegistries[${i}]`,
             'invalid_value',
             `invalid registry prefix ${show(s)}`,
-          );}
+          );
+        }
       });
       img.allowedImages?.forEach((s, i) => {
-        if (s.trim() === '' || /\s/.test(s))
-          {addViolation(
+        if (s.trim() === '' || /\s/.test(s)) {
+          addViolation(
             sink,
             `constraints.image.allowedImages[${i}]`,
             'invalid_value',
             `invalid image reference ${show(s)}`,
-          );}
+          );
+        }
       });
     }
     const n = c.network;
@@ -355,13 +362,14 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
         join(np, 'allowedIngress'),
         sink,
       );
-      if (n.denyDns !== undefined && n.denyHttpsHostnameRules !== undefined)
-        {addViolation(
+      if (n.denyDns !== undefined && n.denyHttpsHostnameRules !== undefined) {
+        addViolation(
           sink,
           join(np, 'denyDns'),
           'alias_conflict',
           'cannot set both denyDns and denyHttpsHostnameRules',
-        );}
+        );
+      }
       const net = { ...n };
       if (net.denyDns !== undefined) {
         net.denyHttpsHostnameRules ??= net.denyDns;
@@ -392,13 +400,14 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
         }
       }
       s.allowedCapabilities?.forEach((cap, i) => {
-        if (!/^(CAP_)?[A-Za-z_]+$/.test(cap))
-          {addViolation(
+        if (!/^(CAP_)?[A-Za-z_]+$/.test(cap)) {
+          addViolation(
             sink,
             `constraints.security.allowedCapabilities[${i}]`,
             'invalid_value',
             `invalid Linux capability name ${show(cap)}`,
-          );}
+          );
+        }
       });
     }
     const l = c.lifecycle?.defaultLifetimeSeconds;
@@ -426,17 +435,19 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
         );
       }
       m.deniedAnnotationPrefixes?.forEach((pre, i) => {
-        if (pre === '')
-          {addViolation(
+        if (pre === '') {
+          addViolation(
             sink,
             `constraints.metadata.deniedAnnotationPrefixes[${i}]`,
             'invalid_value',
             'an empty prefix would deny every annotation; list real prefixes',
-          );}
+          );
+        }
       });
     }
-    if (c.volumes?.maxSize !== undefined)
-      {checkQuantity(c.volumes.maxSize, 'constraints.volumes.maxSize', 'memory', sink);}
+    if (c.volumes?.maxSize !== undefined) {
+      checkQuantity(c.volumes.maxSize, 'constraints.volumes.maxSize', 'memory', sink);
+    }
   }
   const cidrs = p.controlPlaneAccess?.sourceIpAllowlist?.cidrs;
   if (cidrs) checkSourceAllowlist(cidrs, 'controlPlaneAccess.sourceIpAllowlist.cidrs', sink);
@@ -479,37 +490,38 @@ function checkDefaultsInside(
 }
 
 function checkSourceAllowlist(cidrs: string[], path: string, sink: Sink): void {
-  if (cidrs.length > MAX_SOURCE_IP_CIDRS)
-    {addViolation(
+  if (cidrs.length > MAX_SOURCE_IP_CIDRS) {
+    addViolation(
       sink,
       path,
       'max_items',
       `at most ${MAX_SOURCE_IP_CIDRS} prefixes, got ${cidrs.length}`,
       { requested: cidrs.length, limit: MAX_SOURCE_IP_CIDRS },
-    );}
+    );
+  }
   const parsed: { text: string; c: ParsedCidr; at: number }[] = [];
   cidrs.forEach((text, i) => {
     const c = parseCidr(text);
     const ip = idx(path, i);
-    if (!c)
-      {addViolation(sink, ip, 'invalid_cidr', `Invalid CIDR ${show(text)}`, { requested: text });}
-    else if (c.ipv4Mapped)
-      {addViolation(
+    if (!c) {
+      addViolation(sink, ip, 'invalid_cidr', `Invalid CIDR ${show(text)}`, { requested: text });
+    } else if (c.ipv4Mapped) {
+      addViolation(
         sink,
         ip,
         'ipv4_mapped_cidr',
         `IPv4-mapped CIDR ${show(text)}: use the plain IPv4 prefix`,
         { requested: text },
-      );}
-    else if (!c.isCanonical)
-      {addViolation(
+      );
+    } else if (!c.isCanonical) {
+      addViolation(
         sink,
         ip,
         'non_canonical_cidr',
         `Non-canonical CIDR ${show(text)}: Use the canonical network prefix "${c.canonical}".`,
         { requested: text, limit: c.canonical },
-      );}
-    else parsed.push({ text, c, at: i });
+      );
+    } else parsed.push({ text, c, at: i });
   });
   if (parsed.length > MAX_SOURCE_IP_CIDRS) return; // already refused; skip the quadratic check
   for (let i = 0; i < parsed.length; i++) {
@@ -606,8 +618,9 @@ function validatePolicyUnsafe(doc: unknown): ValidatePolicyResult {
   if (sink.length) return { ok: false, violations: sortViolations(sink) };
   const parsed = PolicySchema.safeParse(doc);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues as unknown as ZodIssueLike[])
-      {issueToViolations(issue, sink, '');}
+    for (const issue of parsed.error.issues as unknown as ZodIssueLike[]) {
+      issueToViolations(issue, sink, '');
+    }
     addBestEffortSemantics(doc, sink);
     return { ok: false, violations: sortViolations(sink) };
   }

@@ -78,12 +78,13 @@ describe('parsePolicyDocument', () => {
 
   it('refuses YAML aliases and anchors (billion laughs) quickly', () => {
     const laughs = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-    for (let i = 1; i < 10; i++)
-      {laughs.push(
+    for (let i = 1; i < 10; i++) {
+      laughs.push(
         `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
           .fill(`*${String.fromCharCode(96 + i)}`)
           .join(',')}]`,
-      );}
+      );
+    }
     refusedQuickly(laughs.join('\n'), 'alias_refused');
     refusedQuickly('a: &x 1\nb: *x\n', 'alias_refused');
   });

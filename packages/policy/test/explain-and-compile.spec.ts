@@ -70,11 +70,12 @@ describe('policy compilation cache', () => {
       spec: {},
     });
     expect(r.ok).toBe(false);
-    if (!r.ok)
-      {expect(r.violations[0]).toMatchObject({
+    if (!r.ok) {
+      expect(r.violations[0]).toMatchObject({
         field: 'policy.constraints.resources.maxCpu',
         rule: 'invalid_quantity',
-      });}
+      });
+    }
   });
 });
 

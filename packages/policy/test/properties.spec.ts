@@ -51,21 +51,25 @@ function assertSatisfies(policy: Policy, r: ResolvedSandboxSpec): void {
   let memSum = 0;
   for (const c of [...r.containers, ...r.initContainers]) {
     const { requests, limits } = c.resources;
-    if (maxCpu !== undefined)
-      {expect(Math.max(requests.cpuMillis, limits.cpuMillis)).toBeLessThanOrEqual(maxCpu);}
+    if (maxCpu !== undefined) {
+      expect(Math.max(requests.cpuMillis, limits.cpuMillis)).toBeLessThanOrEqual(maxCpu);
+    }
     if (minCpu !== undefined) expect(requests.cpuMillis).toBeGreaterThanOrEqual(minCpu);
-    if (maxMem !== undefined)
-      {expect(Math.max(requests.memoryBytes, limits.memoryBytes)).toBeLessThanOrEqual(maxMem);}
+    if (maxMem !== undefined) {
+      expect(Math.max(requests.memoryBytes, limits.memoryBytes)).toBeLessThanOrEqual(maxMem);
+    }
     if (minMem !== undefined) expect(requests.memoryBytes).toBeGreaterThanOrEqual(minMem);
-    if (res.maxGpuCount !== undefined)
-      {expect(requests.gpuCount).toBeLessThanOrEqual(Number(res.maxGpuCount));}
+    if (res.maxGpuCount !== undefined) {
+      expect(requests.gpuCount).toBeLessThanOrEqual(Number(res.maxGpuCount));
+    }
     expect(limits.cpuMillis).toBeGreaterThanOrEqual(requests.cpuMillis);
     cpuSum += requests.cpuMillis;
     memSum += requests.memoryBytes;
     const sec = policy.constraints?.security ?? {};
     if (c.securityContext.privileged) expect(sec.allowPrivileged).toBe(true);
-    for (const cap of c.securityContext.capabilitiesAdd)
-      {expect(sec.allowedCapabilities ?? []).toContain(cap);}
+    for (const cap of c.securityContext.capabilitiesAdd) {
+      expect(sec.allowedCapabilities ?? []).toContain(cap);
+    }
     const seccomp = sec.allowedSeccompProfiles?.length
       ? sec.allowedSeccompProfiles
       : ['RuntimeDefault'];
@@ -97,14 +101,16 @@ function assertSatisfies(policy: Policy, r: ResolvedSandboxSpec): void {
     (k) =>
       !(k in ((policy.base?.metadata as { annotations?: object } | undefined)?.annotations ?? {})),
   );
-  for (const k of own)
-    {for (const p of meta.deniedAnnotationPrefixes ?? []) expect(k.startsWith(p)).toBe(false);}
+  for (const k of own) {
+    for (const p of meta.deniedAnnotationPrefixes ?? []) expect(k.startsWith(p)).toBe(false);
+  }
   const media = policy.constraints?.volumes?.allowedMedia ?? [];
   const maxSize = q(policy.constraints?.volumes?.maxSize, false);
   for (const v of r.volumes) {
     if (media.length) expect(media).toContain(v.medium);
-    if (maxSize !== undefined && v.sizeBytes !== null)
-      {expect(v.sizeBytes).toBeLessThanOrEqual(maxSize);}
+    if (maxSize !== undefined && v.sizeBytes !== null) {
+      expect(v.sizeBytes).toBeLessThanOrEqual(maxSize);
+    }
   }
   // Egress: every declared CIDR address sampled must be inside some allowed range minus its exceptions.
   const envelope = policy.constraints?.network?.allowedEgress ?? [];
@@ -178,8 +184,9 @@ describe('resolution properties (fast-check, fixed seed)', () => {
         if (spec.instanceType !== undefined) expect(res.instanceType).toBe(spec.instanceType);
         for (const [k, v] of Object.entries(
           (spec.annotations as Record<string, string> | undefined) ?? {},
-        ))
-          {if (k !== 'pinned' || !policy.base) expect(res.annotations[k]).toBe(v);}
+        )) {
+          if (k !== 'pinned' || !policy.base) expect(res.annotations[k]).toBe(v);
+        }
       }),
       { seed: SEED, numRuns: RUNS },
     );

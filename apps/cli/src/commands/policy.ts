@@ -86,8 +86,11 @@ async function policyValidate(ctx: Ctx, opts: { file: string; runner?: string })
   const engine = await loadPolicyEngine();
   const { snakeToCamelDeep } = await loadCase();
   const text = readInput(opts.file, ctx.io.readStdin);
-  const parsed = parseDocument(text, opts.file === '-' ? 'stdin' : opts.file);
-  const doc = isRecord(parsed) ? unwrapPolicy(parsed).policy : parsed;
+  // The policy engine's own hardened parser (aliases, depth, huge numbers, duplicate keys refused).
+  const { parsePolicyDocument } = await import('@paddock/policy/document');
+  const parsed = parsePolicyDocument(text);
+  if (!parsed.ok) throw new CliError(`validating policy: invalid_argument:\n${renderViolations(parsed.violations)}`, EXIT.refused);
+  const doc = isRecord(parsed.value) ? unwrapPolicy(parsed.value).policy : parsed.value;
   const result = engine.validatePolicy(snakeToCamelDeep(doc));
   if (!result.ok) throw new CliError(`validating policy: invalid_argument: ${result.violations.length} violation(s)\n${renderViolations(result.violations)}`, EXIT.refused);
   ctx.out(`policy is valid${opts.runner ? '' : ' (checked offline with the same engine the control plane uses)'}`);

@@ -65,10 +65,12 @@ describe('heartbeat intake', () => {
     const unknownBefore = await metric(/^paddock_cp_nats_messages_total\{kind="heartbeat",outcome="unknown_runner"\}/);
     t.nats.publish(subjects.runnerHeartbeat('hb-2'), 'not json{');
     t.nats.publish(subjects.runnerHeartbeat('hb-2'), JSON.stringify({ runnerId: 'hb-2' }));
+    // Valid payload of another runner on hb-2's subject: dropped, not applied to either.
+    t.nats.publish(subjects.runnerHeartbeat('hb-2'), JSON.stringify(heartbeat(t, 'hb-1', clusterId)));
     t.nats.publish(subjects.runnerHeartbeat('ghost'), JSON.stringify(heartbeat(t, 'ghost', clusterId)));
     t.nats.publish(subjects.runnerHeartbeat('hb-2'), JSON.stringify(heartbeat(t, 'hb-2', clusterId)));
     await waitFor(async () => (await connectionOf('hb-2')) === 'RUNNER_CONNECTION_STATUS_CONNECTED', { what: 'CONNECTED after junk' });
-    expect(await metric(/^paddock_cp_nats_messages_total\{kind="heartbeat",outcome="invalid"\}/)).toBe(invalidBefore + 2);
+    expect(await metric(/^paddock_cp_nats_messages_total\{kind="heartbeat",outcome="invalid"\}/)).toBe(invalidBefore + 3);
     expect(await metric(/^paddock_cp_nats_messages_total\{kind="heartbeat",outcome="unknown_runner"\}/)).toBe(unknownBefore + 1);
     const ghost = await api(t, 'GET', '/v1/sandbox/managedRunners/ghost', { token: t.adminToken });
     expect(ghost.status).toBe(404);

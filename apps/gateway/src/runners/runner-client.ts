@@ -39,6 +39,8 @@ export class RunnerClient {
   constructor(
     private readonly nc: NatsConnection,
     private readonly timeoutMs: number,
+    /** Liveness of a runner (fresh heartbeats): a stream to a dead runner fails instead of hanging. */
+    private readonly isAlive: (runnerId: string) => boolean = () => true,
   ) {}
 
   async call<Op extends RunnerRpcOp>(
@@ -70,7 +72,7 @@ export class RunnerClient {
     window = DEFAULT_STREAM_WINDOW,
   ): Promise<{ stream: RunnerStream; opened: RunnerRpcResult<Op> }> {
     const streamId = randomUUID().replace(/-/g, '');
-    const stream = new RunnerStream(this.nc, runnerId, streamId, window);
+    const stream = new RunnerStream(this.nc, runnerId, streamId, window, this.isAlive);
     try {
       const opened = await this.call(runnerId, op, { ...request, streamId, initialCredit: window } as RunnerRpcRequest<Op>);
       const credit = (opened as { stdinCredit?: number }).stdinCredit;
@@ -113,6 +115,7 @@ export class RunnerStream {
     readonly runnerId: string,
     readonly streamId: string,
     window: number,
+    private readonly isAlive: (runnerId: string) => boolean = () => true,
   ) {
     this.recv = new ReceiveWindow(window);
     this.sub = nc.subscribe(subjects.streamFromRunner(runnerId, streamId), {
@@ -150,7 +153,15 @@ export class RunnerStream {
       }
       if (this.failure) throw this.failure;
       if (this.closed) return null;
-      await new Promise<void>((r) => (this.waiter = r));
+      if (!this.isAlive(this.runnerId)) throw new RunnerTransportError(this.runnerId, true, 'runner stopped heartbeating during the stream');
+      // Wake at least every second to re-check the runner's liveness.
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, 1_000);
+        this.waiter = () => {
+          clearTimeout(t);
+          r();
+        };
+      });
     }
   }
 

@@ -50,6 +50,26 @@ describe('runner service: lifecycle over NATS', () => {
     expect(got.sandbox.status).toMatchObject({ state: 'STATE_RUNNING', runnerId: h.runnerId });
   });
 
+  it('passes stdin, env and cwd to a unary exec and truncates output past maxOutputBytes, counting every byte', async () => {
+    const withStdin = await h.client.call('exec', {
+      sandboxId: 'life-1',
+      organizationId: ORG,
+      argv: ['/bin/sh', '-c', 'cat; printf "%s|%s" "$GREETING" "$(pwd)"'],
+      env: { GREETING: 'hello' },
+      cwd: '/tmp',
+      stdinBase64: Buffer.from([0, 1, 2, 255]).toString('base64'),
+    });
+    expect(Buffer.from(withStdin.stdoutBase64, 'base64')).toEqual(Buffer.concat([Buffer.from([0, 1, 2, 255]), Buffer.from('hello|/tmp')]));
+    const big = await h.client.call('exec', {
+      sandboxId: 'life-1',
+      organizationId: ORG,
+      argv: ['/bin/sh', '-c', 'head -c 100000 /dev/zero'],
+      maxOutputBytes: 1000,
+    });
+    expect(big).toMatchObject({ exitCode: 0, stdoutTruncated: true, stdoutBytesProduced: 100000 });
+    expect(Buffer.from(big.stdoutBase64, 'base64').length).toBe(1000);
+  });
+
   it('makes no second sandbox for a redelivered create', async () => {
     const req = { sandboxId: 'life-dup', organizationId: ORG, spec: smallSpec() };
     const [a, b] = await Promise.all([h.client.call('create', req), h.client.call('create', req)]);

@@ -11,7 +11,7 @@ import {
   type SandboxStateEvent,
 } from '@paddock/contracts';
 import { startNats, waitFor, type ThrowawayNats } from '@paddock/testing';
-import { BASE_IMAGE, ORG, smallSpec, TEST_STATE_ROOT, uniqueRunnerId } from '../support/harness';
+import { BASE_IMAGE, makeLocalBackend, ORG, smallSpec, TEST_STATE_ROOT, uniqueRunnerId } from '../support/harness';
 import { RunnerTestClient } from '../support/runner-client';
 
 const APP_DIR = join(__dirname, '..', '..');
@@ -158,5 +158,8 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
     await gone;
     // Graceful: heartbeats stopped and NATS drained before the process left.
     expect(runnerLog).toMatch(/Runner stopped/);
+    const cg = makeLocalBackend(runnerId, join(TEST_STATE_ROOT, runnerId)).cgroupTree();
+    expect(cg.listSandboxes()).toEqual([]);
+    cg.removeRunnerTree();
   }, 300_000);
 });

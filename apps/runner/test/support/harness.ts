@@ -4,7 +4,6 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { SandboxStateEventSchema, subjects, type SandboxSpecInput, type SandboxState, type SandboxStateEvent } from '@paddock/contracts';
 import { startNats, waitFor, type ThrowawayNats } from '@paddock/testing';
 import { LocalBackend } from '../../src/backend/local';
-import type { SandboxBackend } from '../../src/backend/sandbox-backend';
 import { startRunner, type RunningRunner } from '../../src/runner';
 import type { RunnerLogger } from '../../src/service/sandbox-service';
 import { RunnerTestClient } from './runner-client';
@@ -28,7 +27,7 @@ export function uniqueRunnerId(prefix: string): string {
   return `${prefix}-${process.pid}-${Date.now().toString(36)}`;
 }
 
-export function makeLocalBackend(runnerId: string, stateDir: string): SandboxBackend {
+export function makeLocalBackend(runnerId: string, stateDir: string): LocalBackend {
   return new LocalBackend({ runnerId, stateDir });
 }
 
@@ -104,10 +103,18 @@ export async function startHarness(
       await waitFor(() => runner.service.capacity().sandboxesRunning === 0, { timeoutMs: 15_000, what: 'every sandbox stopped' }).catch(
         () => undefined,
       );
+      const cg = backend.cgroupTree();
+      await waitFor(() => cg.listSandboxes().length === 0, { timeoutMs: 10_000 }).catch(() => undefined);
       await runner.stop();
       await nc.drain();
       if (!opts.nats) await nats.stop();
+      // Every sandbox was stopped through the API: none of its cgroups may be left behind.
+      const leftover = cg.listSandboxes();
+      for (const id of leftover) await cg.killAndRemove(id);
+      await waitFor(() => cg.supervisorPids().length === 0, { timeoutMs: 5_000 }).catch(() => undefined);
+      cg.removeRunnerTree();
       rmSync(stateDir, { recursive: true, force: true });
+      if (leftover.length) throw new Error(`sandbox cgroups left behind after stop: ${leftover.join(', ')}`);
     },
   };
 }

@@ -255,9 +255,11 @@ export function allPaths(
 ): (string | number)[][] {
   out.push(prefix);
   if (Array.isArray(v)) v.forEach((x, i) => allPaths(x, [...prefix, i], out));
-  else if (v !== null && typeof v === 'object')
-    {for (const k of Object.keys(v))
-      {allPaths((v as Record<string, unknown>)[k], [...prefix, k], out);}}
+  else if (v !== null && typeof v === 'object') {
+    for (const k of Object.keys(v)) {
+      allPaths((v as Record<string, unknown>)[k], [...prefix, k], out);
+    }
+  }
   return out;
 }
 
@@ -266,8 +268,9 @@ export function replaceAt(doc: unknown, path: (string | number)[], value: unknow
   if (path.length === 0) return value;
   const copy = clean(doc) as Record<string | number, unknown>;
   let cur: Record<string | number, unknown> = copy;
-  for (let i = 0; i < path.length - 1; i++)
-    {cur = cur[path[i] as string | number] as Record<string | number, unknown>;}
+  for (let i = 0; i < path.length - 1; i++) {
+    cur = cur[path[i] as string | number] as Record<string | number, unknown>;
+  }
   cur[path[path.length - 1] as string | number] = value;
   return copy;
 }

@@ -89,9 +89,23 @@ export class RunnerIntakeService implements OnApplicationBootstrap, OnModuleDest
     return r.data;
   }
 
+  /** A message must arrive on the subject its own payload names, so one runner cannot speak for another's subject. */
+  private subjectMatches(m: Msg, kind: string, expected: () => string): boolean {
+    let want: string | undefined;
+    try {
+      want = expected();
+    } catch {
+      want = undefined;
+    }
+    if (want === m.subject) return true;
+    this.metrics.natsMessages.inc({ kind, outcome: 'invalid' });
+    this.log.warn(`dropped ${kind} on ${m.subject}: its payload belongs on ${want ?? 'no valid subject'}`);
+    return false;
+  }
+
   private async onHeartbeat(m: Msg): Promise<void> {
     const hb = this.parse(m, 'heartbeat', RunnerHeartbeatSchema);
-    if (!hb) return;
+    if (!hb || !this.subjectMatches(m, 'heartbeat', () => subjects.runnerHeartbeat(hb.runnerId))) return;
     const at = this.clock.now();
     const known = await this.runners.touchHeartbeat(hb.organizationId, hb.runnerId, at, {
       revision: hb.revision,
@@ -113,7 +127,7 @@ export class RunnerIntakeService implements OnApplicationBootstrap, OnModuleDest
 
   private async onInstallReport(m: Msg): Promise<void> {
     const report = this.parse(m, 'install_report', RunnerInstallReportSchema);
-    if (!report) return;
+    if (!report || !this.subjectMatches(m, 'install_report', () => subjects.installReport(report.clusterId))) return;
     try {
       await this.runners.applyInstallReport(report);
       this.metrics.natsMessages.inc({ kind: 'install_report', outcome: 'ok' });

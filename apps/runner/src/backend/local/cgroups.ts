@@ -81,7 +81,13 @@ export class RunnerCgroups {
     for (const d of this.runnerDirs()) mkdirSync(d, { recursive: true });
     if (this.mode === 'v2') {
       for (const d of [this.root, join(this.root, 'paddock'), join(this.root, 'paddock', this.runnerId)]) {
-        writeIfExists(join(d, 'cgroup.subtree_control'), '+cpu +memory +pids');
+        for (const c of ['cpu', 'memory', 'pids']) {
+          try {
+            writeIfExists(join(d, 'cgroup.subtree_control'), `+${c}`);
+          } catch {
+            // already delegated higher up, or unavailable: create() then fails naming the missing file
+          }
+        }
       }
     }
     mkdirSync(this.supervisorsDir(), { recursive: true });

@@ -400,7 +400,10 @@ class Supervisor:
     while True:
       now = time.time()
       if not self.running and self.init_pid is not None and self.exit_code is None:
-        timeout = 1 if now - started < 0.5 else 20
+        # Watching for the main process's exec: tight at first, then backing off so that a burst
+        # of launches does not spend the CPU it needs on polling /proc.
+        waited = now - started
+        timeout = 1 if waited < 0.02 else 5 if waited < 0.5 else 20
       else:
         timeout = 200
       for t in (self.kill_at, deadline if self.stop_reason is None else None):

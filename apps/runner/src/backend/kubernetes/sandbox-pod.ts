@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import type { V1NetworkPolicy, V1Pod } from '@kubernetes/client-node';
+import type { LaunchSpec } from '../sandbox-backend';
+
+export const SANDBOX_ID_LABEL = 'paddock.dev/sandbox-id';
+export const ORGANIZATION_ID_LABEL = 'paddock.dev/organization-id';
+export const RUNNER_LABEL = 'paddock.dev/runner-id';
+/** The one spec label the backend reads: which RuntimeClass to run under (LaunchSpec has no field yet). */
+export const RUNTIME_CLASS_LABEL = 'paddock.dev/runtime-class';
+/** Exact ids and the launch labels live in annotations: label values are capped at 63 characters. */
+export const SANDBOX_ID_ANNOTATION = 'paddock.dev/sandbox-id';
+export const LAUNCH_LABELS_ANNOTATION = 'paddock.dev/launch-labels';
+export const CONTAINER_NAME = 'sandbox';
+export const WORKSPACE_PATH = '/workspace';
+/** Non-root uid/gid the sandbox runs as (the conventional "nonroot" of distroless images). */
+export const SANDBOX_UID = 65532;
+
+export interface SandboxPodOptions {
+  namespace: string;
+  /** RuntimeClass the platform pins (e.g. gVisor). Wins over the spec label; nothing can override it. */
+  runtimeClassName?: string;
+  /** RuntimeClasses the runner accepts from `labels['paddock.dev/runtime-class']`. Others are ignored. */
+  allowedRuntimeClasses?: readonly string[];
+  /** Run in a user namespace (`hostUsers: false`). Default true; needs a kubelet with user namespaces. */
+  userNamespaces?: boolean;
+}
+
+/** DNS-1123 pod name derived from the sandbox id: readable prefix plus a hash so distinct ids never collide. */
+export function podNameFor(sandboxId: string): string {
+  const readable = sandboxId.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+|-+$/g, '').slice(0, 40);
+  const hash = createHash('sha256').update(sandboxId).digest('hex').slice(0, 10);
+  return `sbx-${readable ? `${readable}-` : ''}${hash}`;
+}
+
+/** A valid label value (≤ 63, alphanumeric ends, `-_.` inside); exact ids are kept in annotations. */
+export function labelValue(v: string): string {
+  return v.replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+}
+
+/** The RuntimeClass a launch gets: the platform's pinned class, else an allow-listed spec label, else none. */
+export function runtimeClassFor(spec: LaunchSpec, opts: SandboxPodOptions): string | undefined {
+  if (opts.runtimeClassName) return opts.runtimeClassName;
+  const requested = spec.labels[RUNTIME_CLASS_LABEL];
+  return requested !== undefined && (opts.allowedRuntimeClasses ?? []).includes(requested) ? requested : undefined;
+}
+
+/** Env names Kubernetes accepts (C_IDENTIFIER-ish, no `=`); anything else is dropped, never passed raw. */
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
+
+/**
+ * Builds the sandbox pod from a closed schema. Pure. Every field is set here from typed LaunchSpec
+ * values; nothing from the user is spread into the manifest, so a spec cannot smuggle
+ * `nodeName`, `tolerations`, `hostUsers`, host namespaces, volumes or capabilities (failure mode 11).
+ * The settings are those of Pod Security `restricted` (checked again by namespace admission).
+ */
+export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Pod {
+  const runtimeClassName = runtimeClassFor(spec, opts);
+  const limits: Record<string, string> = { 'ephemeral-storage': String(spec.diskBytes) };
+  if (spec.cpuMillis > 0) limits.cpu = `${spec.cpuMillis}m`;
+  if (spec.memoryBytes > 0) limits.memory = String(spec.memoryBytes);
+  const sizeLimit = String(Math.max(1, spec.diskBytes));
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: podNameFor(spec.sandboxId),
+      namespace: opts.namespace,
+      labels: {
+        [SANDBOX_ID_LABEL]: labelValue(spec.sandboxId),
+        [ORGANIZATION_ID_LABEL]: labelValue(spec.organizationId),
+        [RUNNER_LABEL]: labelValue(spec.runnerId),
+      },
+      annotations: {
+        [SANDBOX_ID_ANNOTATION]: spec.sandboxId,
+        [LAUNCH_LABELS_ANNOTATION]: JSON.stringify(spec.labels),
+      },
+    },
+    spec: {
+      restartPolicy: 'Never',
+      activeDeadlineSeconds: Math.max(1, Math.ceil(spec.lifetimeSeconds)),
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      ...(opts.userNamespaces === false ? {} : { hostUsers: false }),
+      ...(runtimeClassName ? { runtimeClassName } : {}),
+      terminationGracePeriodSeconds: 10,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: SANDBOX_UID,
+        runAsGroup: SANDBOX_UID,
+        fsGroup: SANDBOX_UID,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      containers: [
+        {
+          name: CONTAINER_NAME,
+          image: spec.image,
+          imagePullPolicy: 'IfNotPresent',
+          ...(spec.command.length > 0 ? { command: [...spec.command] } : {}),
+          workingDir: spec.workingDir ?? WORKSPACE_PATH,
+          env: Object.entries(spec.env)
+            .filter(([name]) => ENV_NAME.test(name))
+            .map(([name, value]) => ({ name, value })),
+          resources: { limits, requests: { ...limits } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: SANDBOX_UID,
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          volumeMounts: [
+            { name: 'workspace', mountPath: WORKSPACE_PATH },
+            { name: 'tmp', mountPath: '/tmp' },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'workspace', emptyDir: { sizeLimit } },
+        { name: 'tmp', emptyDir: { sizeLimit } },
+      ],
+    },
+  };
+}
+
+/**
+ * One NetworkPolicy per sandbox, selecting its pod. Ingress is always denied (no rule). Egress:
+ * `network: 'none'` → no egress rule (deny all, DNS included); `network: 'host'` → one empty rule
+ * (allow all egress). Finer allow-lists (CIDR rules) need the resolved egress in LaunchSpec.
+ */
+export function buildSandboxNetworkPolicy(spec: LaunchSpec, opts: SandboxPodOptions): V1NetworkPolicy {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: {
+      name: podNameFor(spec.sandboxId),
+      namespace: opts.namespace,
+      labels: {
+        [SANDBOX_ID_LABEL]: labelValue(spec.sandboxId),
+        [ORGANIZATION_ID_LABEL]: labelValue(spec.organizationId),
+        [RUNNER_LABEL]: labelValue(spec.runnerId),
+      },
+    },
+    spec: {
+      podSelector: { matchLabels: { [SANDBOX_ID_LABEL]: labelValue(spec.sandboxId), [RUNNER_LABEL]: labelValue(spec.runnerId) } },
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [],
+      egress: spec.network === 'host' ? [{}] : [],
+    },
+  };
+}
