@@ -14,8 +14,12 @@ export interface Io {
   readStdin: () => string;
   stdinIsTTY: boolean;
   stdoutIsTTY: boolean;
+  /** Progress lines are drawn on stderr; undefined means "same as stdout". */
+  stderrIsTTY?: boolean;
   env: NodeJS.ProcessEnv;
 }
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 export const processIo = (): Io => ({
   stdout: (s) => process.stdout.write(s),
@@ -23,6 +27,7 @@ export const processIo = (): Io => ({
   readStdin: () => readFileSync(0, 'utf8'),
   stdinIsTTY: Boolean(process.stdin.isTTY),
   stdoutIsTTY: Boolean(process.stdout.isTTY),
+  stderrIsTTY: Boolean(process.stderr.isTTY),
   env: process.env,
 });
 
@@ -58,6 +63,30 @@ export class Ctx {
   /** Progress and notes go to stderr, and only on a terminal: stdout carries data only. */
   note(text: string): void {
     if (this.io.stdoutIsTTY || this.io.stdinIsTTY) this.io.stderr(`${text}\n`);
+  }
+
+  /**
+   * Runs a long wait with a spinner and the elapsed time on stderr, only when the user watches a
+   * terminal (stdout and stderr are TTYs); piped or redirected, the wait is silent so scripts and
+   * `jq` see data only. The line is erased when the wait ends, whatever its outcome.
+   */
+  async withProgress<T>(label: string, fn: () => Promise<T>, intervalMs = 100): Promise<T> {
+    const onTerminal = this.io.stdoutIsTTY && (this.io.stderrIsTTY ?? this.io.stdoutIsTTY);
+    if (!onTerminal) return fn();
+    const started = Date.now();
+    let frame = 0;
+    const draw = (): void => {
+      const secs = Math.floor((Date.now() - started) / 1000);
+      this.io.stderr(`\r\x1b[2K${SPINNER[frame++ % SPINNER.length] ?? '-'} ${label} (${secs}s)`);
+    };
+    draw();
+    const timer = setInterval(draw, intervalMs);
+    try {
+      return await fn();
+    } finally {
+      clearInterval(timer);
+      this.io.stderr('\r\x1b[2K');
+    }
   }
 
   /** Asks a yes/no question on the terminal. Never called without a TTY. */

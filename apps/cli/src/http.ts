@@ -25,8 +25,10 @@ function violationsSuffix(body: ApiErrorShape): string {
     const fv = (d as { fieldViolations?: { field?: string; description?: string }[] }).fieldViolations;
     for (const v of fv ?? []) {
       const text = `${v.field ?? ''}: ${v.description ?? ''}`;
-      // The message often already names the first violation; list only what it does not say.
-      if (!body.message.includes(v.description ?? '\u0000')) lines.push(`  - ${text}`);
+      // The message usually already names the first violation (its field or its rule); list only
+      // the others, so a one-violation error stays the seeds' one line.
+      const named = (v.description && body.message.includes(v.description)) || (v.field && body.message.includes(v.field));
+      if (!named) lines.push(`  - ${text}`);
     }
   }
   return lines.length ? `\n${lines.join('\n')}` : '';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { parse as yamlParse } from 'yaml';
 import { UsageError } from './errors';
+import { loadYaml } from './lazy';
 
 /** Reads `-f FILE` or `-f -` (stdin). */
 export function readInput(file: string, stdin: () => string): string {
@@ -19,7 +19,7 @@ export function readInput(file: string, stdin: () => string): string {
 export function parseDocument(text: string, source: string): unknown {
   if (text.length > 4 * 1024 * 1024) throw new UsageError(`${source}: document larger than 4 MiB`);
   try {
-    return yamlParse(text, { maxAliasCount: 0, uniqueKeys: true });
+    return loadYaml().parse(text, { maxAliasCount: 0, uniqueKeys: true });
   } catch (e) {
     throw new UsageError(`${source}: not valid YAML or JSON: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
   }

@@ -1,4 +1,6 @@
+import { createRequire } from 'node:module';
 import type * as PolicyModule from '@paddock/policy';
+import type * as YamlModule from 'yaml';
 
 /**
  * Heavy modules load on first use only: `cwic --help` must cost little over a bare `node`
@@ -13,4 +15,15 @@ type PolicyEngine = typeof PolicyModule;
 
 export async function loadPolicyEngine(): Promise<PolicyEngine> {
   return import('@paddock/policy');
+}
+
+let yamlModule: typeof YamlModule | undefined;
+
+/**
+ * `yaml` is ~60 modules: loaded synchronously on first parse or print, never for `--help`.
+ * (Synchronous so `toYaml`/`parseDocument` stay plain functions.)
+ */
+export function loadYaml(): typeof YamlModule {
+  yamlModule ??= createRequire(__filename)('yaml') as typeof YamlModule;
+  return yamlModule;
 }

@@ -1,5 +1,5 @@
-import { stringify as yamlStringify } from 'yaml';
 import { UsageError } from './errors';
+import { loadYaml } from './lazy';
 
 export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml', 'name'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -26,7 +26,7 @@ export function toJson(value: unknown): string {
 }
 
 export function toYaml(value: unknown): string {
-  return yamlStringify(value, { lineWidth: 0 });
+  return loadYaml().stringify(value, { lineWidth: 0 });
 }
 
 /** Human age like kubectl: 45s, 12m, 3h, 5d. */

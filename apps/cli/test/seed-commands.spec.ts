@@ -88,7 +88,10 @@ describe('seed cwic commands, verbatim', () => {
     expect(login.code).toBe(0);
     const who = sh(p, 'env -u TOKEN cwic auth whoami -o json');
     expect(who.code).toBe(0);
-    expect(JSON.parse(who.stdout).role).toBe('SANDBOX_ADMIN');
+    const whoJson = JSON.parse(who.stdout);
+    expect(whoJson.role).toBe('SANDBOX_ADMIN');
+    expect(whoJson.organization.id).toMatch(/\S/);
+    expect(whoJson.tokenSource).toMatch(/config\.json$/);
   });
 
   it('cwic cluster get lists the registered cluster', () => {
@@ -231,7 +234,7 @@ cwic sandbox runner policy edit prod-us-east-1 -f policy2.json --etag "$(jq -r '
   it('cwic sandbox runner get (and ls) with --zone and --connection-status filters', async () => {
     // A heartbeat from the runner makes it CONNECTED (the runner would send it every few seconds).
     const hb = {
-      runnerId: 'prod-us-east-1', organizationId: (await p.api<{ organizationId: string }>('GET', '/v1/auth/whoami')).json.organizationId,
+      runnerId: 'prod-us-east-1', organizationId: (await p.api<{ organization: { id: string } }>('GET', '/v1/auth/whoami')).json.organization.id,
       clusterId, zone: 'us-east-1', runnerGroupId: 'default', revision: 1, policyEtag: null, usingDefaultPolicy: false, backend: 'kubernetes',
       health: 'HEALTHY', capabilities: FULL_CAPABILITIES, capacity: { cpuMillisFree: 1000, memoryBytesFree: 1e9, sandboxesRunning: 0, sandboxesMax: 10 },
       instanceId: 'i1', sequence: 1, startedAt: new Date().toISOString(), sentAt: new Date().toISOString(), intervalMs: 5000,

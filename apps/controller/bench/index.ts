@@ -63,7 +63,11 @@ async function main(): Promise<void> {
   try {
     // Floors.
     const nc = await connect({ servers: nats.url });
-    nc.subscribe('bench.echo', { callback: (_e, m) => m.respond(m.data) });
+    nc.subscribe('bench.echo', {
+      callback: (_e, m) => {
+        m.respond(m.data);
+      },
+    });
     const natsRr = latencyStats(await timeSequential(() => nc.request('bench.echo', 'x', { timeout: 2_000 }), 300));
     const client = new Client({ connectionString: databaseUrl });
     await client.connect();

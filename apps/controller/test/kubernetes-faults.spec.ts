@@ -128,18 +128,19 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
   });
 
   it(`K-1: controllers SIGKILLed at ${K1_KILLS} random points during ${K1_CHANGES} runner changes → zero drift`, async () => {
-    const clusters = ['k1-east', 'k1-west'];
+    // One managed runner per cluster (control-plane rule), so "several runners" means several
+    // clusters, each with its own controller process.
+    const clusters = ['k1-c0', 'k1-c1', 'k1-c2', 'k1-c3'];
     const current = new Map<string, ControllerProcess>();
     for (const c of clusters) current.set(c, controller(c, `ctl-${c}`));
     await Promise.all([...current.values()].map((p) => p.waitFor('Leadership acquired')));
-    const live = new Map<string, string[]>(clusters.map((c) => [c, []]));
     let seq = 0;
+    const live = new Map<string, string | undefined>();
+    const deleted = new Map<string, string>();
     for (const c of clusters) {
-      for (let i = 0; i < 4; i++) {
-        const id = `${c}-r${seq++}`;
-        await createRunner(id, c);
-        live.get(c)?.push(id);
-      }
+      const id = `${c}-r${seq++}`;
+      await createRunner(id, c);
+      live.set(c, id);
     }
     // Kill points spread at random over the change sequence.
     const killAt = new Set<number>();
@@ -147,26 +148,32 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
     let changes = 0;
     let kills = 0;
     let deletes = 0;
+    let turn = 0;
     const t0 = Date.now();
     while (changes < K1_CHANGES) {
-      const c = clusters[changes % clusters.length] as string;
-      const ids = live.get(c) ?? [];
-      const pick = ids[Math.floor(Math.random() * ids.length)];
-      const roll = Math.random();
+      const c = clusters[turn++ % clusters.length] as string;
+      const id = live.get(c);
       let ok = false;
-      if (roll < 0.1 && ids.length < 7) {
-        const id = `${c}-r${seq++}`;
-        await createRunner(id, c);
-        ids.push(id);
+      if (!id) {
+        // Re-create once the deleted runner is gone (the slot of the cluster is free again).
+        const old = deleted.get(c) ?? '';
+        if ((await api('GET', `/v1/sandbox/managedRunners/${old}`)).status !== 404) continue;
+        const fresh = `${c}-r${seq++}`;
+        await createRunner(fresh, c);
+        live.set(c, fresh);
         ok = true;
-      } else if (roll < 0.18 && ids.length > 2 && pick) {
-        ok = await deleteRunner(pick);
-        if (ok) {
-          ids.splice(ids.indexOf(pick), 1);
-          deletes++;
-        }
-      } else if (roll < 0.6 && pick) ok = await editPolicy(pick, String(1 + (changes % 16)));
-      else if (pick) ok = await patchEnv(pick, String(changes));
+      } else {
+        const roll = Math.random();
+        if (roll < 0.06) {
+          ok = await deleteRunner(id);
+          if (ok) {
+            live.set(c, undefined);
+            deleted.set(c, id);
+            deletes++;
+          }
+        } else if (roll < 0.55) ok = await editPolicy(id, String(1 + (changes % 16)));
+        else ok = await patchEnv(id, String(changes));
+      }
       if (!ok) continue;
       changes++;
       if (killAt.has(changes)) {
@@ -243,12 +250,12 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
   it('K-3: a 410 Gone storm during changes: reconcile is level-based (no watch to desync), zero drift', async () => {
     const p = controller('k3', 'ctl-k3');
     await p.waitFor('Leadership acquired');
-    for (let i = 0; i < 3; i++) await createRunner(`k3-r${i}`, 'k3');
+    await createRunner('k3-r', 'k3');
     const storm = setInterval(() => k8s.expireWatchHistory(), 50);
     let changes = 0;
     try {
       for (let i = 0; i < (SOAK ? 1_000 : 60); i++) {
-        const id = `k3-r${i % 3}`;
+        const id = 'k3-r';
         if (await (i % 2 ? editPolicy(id, String(1 + (i % 8))) : patchEnv(id, String(i)))) changes++;
       }
       const { ms, drift } = await zeroDrift(60_000);
@@ -266,7 +273,9 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
     const p = controller('k5', 'ctl-k5');
     await p.waitFor('Leadership acquired');
     await createRunner('k5-r', 'k5');
-    await waitFor(async () => (await api<RunnerView>('GET', '/v1/sandbox/managedRunners/k5-r')).json.installStatus === 'RUNNER_INSTALL_STATUS_READY', { timeoutMs: 60_000, what: 'READY' });
+    await waitFor(async () => (await api<RunnerView>('GET', '/v1/sandbox/managedRunners/k5-r')).json.installStatus === 'RUNNER_INSTALL_STATUS_READY', { timeoutMs: 60_000, what: 'READY' }).catch((e: unknown) => {
+      throw new Error(`${String(e)}\n${p.tail()}`);
+    });
     const kc: KubeConfig = k8s.kubeConfig();
     const apps = kc.makeApiClient(AppsV1Api);
     const ns = 'paddock-runner-k5-r';

@@ -5,12 +5,12 @@ import { UsageError } from '../errors';
 import { ApiClient } from '../http';
 import { toJson, toYaml } from '../output';
 
+/** `GET /v1/auth/whoami` as the control plane answers it. */
 interface WhoAmI {
-  organizationId: string;
-  organizationName?: string;
+  organization: { id: string; name: string; createTime?: string };
   role: string;
-  tokenId: string;
-  tokenName?: string;
+  token: { id: string; name: string };
+  operator: boolean;
 }
 
 async function login(ctx: Ctx, token: string | undefined, opts: { controlPlaneUrl?: string; gatewayUrl?: string }): Promise<void> {
@@ -21,7 +21,7 @@ async function login(ctx: Ctx, token: string | undefined, opts: { controlPlaneUr
   // Verify before saving: a typo should fail here, not on the next command.
   const who = await new ApiClient(cpUrl, t).request<WhoAmI>('logging in', 'GET', '/v1/auth/whoami');
   const path = saveConfig({ token: t, controlPlaneUrl: cpUrl, gatewayUrl: gwUrl }, ctx.io.env);
-  ctx.out(`Logged in to ${cpUrl} as ${who.role} of organization ${who.organizationName ?? who.organizationId}; saved to ${path}`);
+  ctx.out(`Logged in to ${cpUrl} as ${who.role} of organization ${who.organization.name || who.organization.id}; saved to ${path}`);
 }
 
 async function whoami(ctx: Ctx, opts: { output?: string }): Promise<void> {
@@ -30,12 +30,12 @@ async function whoami(ctx: Ctx, opts: { output?: string }): Promise<void> {
   const out = { ...who, controlPlaneUrl: s.controlPlaneUrl, gatewayUrl: s.gatewayUrl, tokenSource: s.tokenSource };
   if (opts.output === 'json') return ctx.out(toJson(out));
   if (opts.output === 'yaml') return ctx.out(toYaml(out));
-  if (opts.output === 'name') return ctx.out(`organization/${who.organizationId}`);
+  if (opts.output === 'name') return ctx.out(`organization/${who.organization.id}`);
   ctx.out(
     [
-      `Organization:   ${who.organizationName ? `${who.organizationName} (${who.organizationId})` : who.organizationId}`,
+      `Organization:   ${who.organization.name ? `${who.organization.name} (${who.organization.id})` : who.organization.id}`,
       `Role:           ${who.role}`,
-      `Token:          ${who.tokenName ?? who.tokenId}`,
+      `Token:          ${who.token.name || who.token.id}`,
       `Control plane:  ${s.controlPlaneUrl}`,
       `Gateway:        ${s.gatewayUrl}`,
       `Credentials:    ${s.tokenSource}`,

@@ -102,7 +102,35 @@ policy:
       default_lifetime_seconds: 3600
 `;
 
-async function createRunner(ctx: Ctx, runnerId: string | undefined, opts: { file?: string; printTemplate?: boolean; requestId?: string; output?: string }): Promise<void> {
+/**
+ * Polls the runner until its first heartbeat marks it CONNECTED (the seeds: "allow up to 30
+ * seconds"), failing fast with the install error when the install FAILED.
+ */
+async function waitConnected(ctx: Ctx, runnerId: string, timeoutSeconds: number): Promise<ManagedRunner> {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  return ctx.withProgress(`waiting for runner ${runnerId} to connect`, async () => {
+    for (;;) {
+      const r = await fetchRunner(ctx, runnerId, `waiting for runner ${runnerId}`);
+      if (r.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED') return r;
+      if (r.installStatus === 'RUNNER_INSTALL_STATUS_FAILED') {
+        const hints = (r.installError?.remediationHints ?? []).map((h) => `\n  hint: ${h}`).join('');
+        throw new CliError(`waiting for runner ${runnerId}: install failed: ${r.installError?.reason ?? 'unknown'}: ${r.installError?.message ?? ''}${hints}`, EXIT.refused);
+      }
+      if (Date.now() >= deadline) {
+        throw new CliError(`waiting for runner ${runnerId}: deadline_exceeded: not connected after ${timeoutSeconds}s (install ${shortEnum(r.installStatus, 'RUNNER_INSTALL_STATUS_')}); see cwic sandbox runner describe ${runnerId}`, EXIT.refused);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  });
+}
+
+function parseTimeout(v: string | undefined): number {
+  const n = Number(v ?? '300');
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got "${v}"`);
+  return n;
+}
+
+async function createRunner(ctx: Ctx, runnerId: string | undefined, opts: { file?: string; printTemplate?: boolean; requestId?: string; output?: string; wait?: boolean; timeout?: string }): Promise<void> {
   if (opts.printTemplate) return ctx.out(RUNNER_TEMPLATE);
   const format = opts.output ? parseOutputFormat(opts.output) : undefined;
   let doc: Record<string, unknown>;
@@ -125,10 +153,13 @@ async function createRunner(ctx: Ctx, runnerId: string | undefined, opts: { file
   const requestId = opts.requestId ?? (typeof doc.requestId === 'string' ? doc.requestId : randomUUID());
   if (Buffer.byteLength(requestId) > 128) throw new UsageError('--request-id must be at most 128 bytes');
   const body = { ...doc, identity, requestId };
-  const created = await ctx
+  const timeoutSeconds = parseTimeout(opts.timeout);
+  let created = await ctx
     .controlPlane()
     .request<ManagedRunner>(`creating runner ${effectiveId}`, 'POST', `/v1/sandbox/managedRunners?requestId=${enc(requestId)}`, body);
+  if (opts.wait) created = await waitConnected(ctx, created.identity.runnerId, timeoutSeconds);
   if (format) return printRunners(ctx, [created], format);
+  if (opts.wait) return ctx.out(`runner/${created.identity.runnerId} created and connected`);
   ctx.out(`runner/${created.identity.runnerId} created (install ${shortEnum(created.installStatus, 'RUNNER_INSTALL_STATUS_')}); follow with: cwic sandbox runner describe ${created.identity.runnerId}`);
 }
 
@@ -421,7 +452,9 @@ export function registerRunnerCommands(sandbox: Command, ctx: Ctx): Command {
     .option('--print-template', 'print a complete template and exit')
     .option('--request-id <TOKEN>', 'idempotency token (generated if omitted)')
     .option('-o, --output <FORMAT>', 'print the created runner (json|yaml|table|wide|name)')
-    .action((id: string | undefined, o: { file?: string; printTemplate?: boolean; requestId?: string; output?: string }) => createRunner(ctx, id, o));
+    .option('--wait', 'wait until the runner connects (progress on a terminal only)')
+    .option('--timeout <SECONDS>', 'with --wait: give up after this long', '300')
+    .action((id: string | undefined, o: { file?: string; printTemplate?: boolean; requestId?: string; output?: string; wait?: boolean; timeout?: string }) => createRunner(ctx, id, o));
 
   runner
     .command('get')

@@ -191,7 +191,7 @@ export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
       const m = await sdk();
       const spec = await buildSpec(ctx, o, command);
       const sb = await doing('creating sandbox', () => m.Sandbox.create(spec, { ...clientOpts(ctx), requestId: o.requestId }));
-      if (o.wait) await doing(`waiting for sandbox ${sb.sandboxId}`, () => sb.wait());
+      if (o.wait) await ctx.withProgress(`waiting for sandbox ${sb.sandboxId} to run`, () => doing(`waiting for sandbox ${sb.sandboxId}`, () => sb.wait()));
       if (o.output === 'name') return ctx.out(`sandbox/${sb.sandboxId}`);
       printSandboxes(ctx, [await sb.refresh()], o.output);
     });

@@ -41,6 +41,14 @@ export class ControllerProcess {
     });
   }
 
+  /** The last log lines and stderr, for failure messages. */
+  tail(n = 15): string {
+    return `${this.lines
+      .slice(-n)
+      .map((l) => JSON.stringify(l))
+      .join('\n')}\nstderr: ${this.stderr.slice(-2000)}`;
+  }
+
   get exited(): boolean {
     return this.child.exitCode !== null || this.child.signalCode !== null;
   }

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import type { RunnerEnv } from '../config/env';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubernetesBackend } from './kubernetes';
 import { LocalBackend } from './local';
 import type { SandboxBackend } from './sandbox-backend';
 
@@ -8,7 +10,17 @@ export function createBackend(env: RunnerEnv, runnerId: string): SandboxBackend 
   switch (env.PADDOCK_RUNNER_BACKEND) {
     case 'local':
       return new LocalBackend({ runnerId, stateDir: join(env.PADDOCK_RUNNER_STATE_DIR, runnerId) });
-    case 'kubernetes':
-      throw new Error('PADDOCK_RUNNER_BACKEND=kubernetes is not available in this build yet; use local');
+    case 'kubernetes': {
+      // In-cluster service account when running in a pod, else KUBECONFIG / ~/.kube/config.
+      const kubeConfig = new KubeConfig();
+      kubeConfig.loadFromDefault();
+      const runtimeClass = process.env.PADDOCK_SANDBOX_RUNTIME_CLASS;
+      return new KubernetesBackend({
+        runnerId,
+        namespace: process.env.PADDOCK_SANDBOX_NAMESPACE ?? `paddock-sandboxes-${runnerId}`,
+        kubeConfig,
+        ...(runtimeClass ? { runtimeClassName: runtimeClass } : {}),
+      });
+    }
   }
 }

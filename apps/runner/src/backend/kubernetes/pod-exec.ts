@@ -1,7 +1,6 @@
 import { Readable, Writable } from 'node:stream';
 import type { KubeConfig, V1Status } from '@kubernetes/client-node';
 import { Exec } from '@kubernetes/client-node';
-import type WebSocket from 'ws';
 import type { ExecProcess, ExecRequest, ExecResult } from '../sandbox-backend';
 import { CONTAINER_NAME } from './sandbox-pod';
 
@@ -9,6 +8,19 @@ const STDIN = 0;
 const RESIZE = 4;
 const CLOSE = 255;
 const DEFAULT_MAX_OUTPUT = 1 << 20;
+const OPEN = 1;
+const CLOSED = 3;
+
+/** The part of the `ws` WebSocket that client-node's Exec returns and we use. */
+interface WebSocket {
+  readonly readyState: number;
+  readonly protocol: string;
+  send(data: Buffer, cb?: (err?: Error) => void): void;
+  close(): void;
+  pause(): void;
+  resume(): void;
+  once(event: 'close', listener: () => void): unknown;
+}
 
 export interface PodRef {
   namespace: string;
@@ -52,13 +64,13 @@ const silentStdin = (): Readable => new Readable({ read: () => undefined });
 
 function sendFrame(ws: WebSocket, channel: number, data: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (ws.readyState !== ws.OPEN) return reject(new Error('exec connection closed'));
+    if (ws.readyState !== OPEN) return reject(new Error('exec connection closed'));
     ws.send(Buffer.concat([Buffer.from([channel]), data]), (err) => (err ? reject(err) : resolve()));
   });
 }
 
 function closeStdin(ws: WebSocket): void {
-  if (ws.readyState !== ws.OPEN) return;
+  if (ws.readyState !== OPEN) return;
   if (ws.protocol === 'v5.channel.k8s.io') ws.send(Buffer.from([CLOSE, STDIN]));
 }
 
@@ -73,7 +85,7 @@ export async function execUnary(kc: KubeConfig, ref: PodRef, req: ExecRequest): 
   })) as unknown as WebSocket;
   let timedOut = false;
   const closed = new Promise<void>((resolve) => {
-    if (ws.readyState === ws.CLOSED) resolve();
+    if (ws.readyState === CLOSED) resolve();
     ws.once('close', () => resolve());
   });
   const timer = req.timeoutMs !== undefined ? setTimeout(() => ((timedOut = true), ws.close()), req.timeoutMs) : undefined;
@@ -143,7 +155,7 @@ export async function execStreaming(
       if (!err.readableEnded) err.push(null);
       resolve(killedBy ? { exitCode: null, signal: killedBy } : { exitCode: status ? exitCodeOf(status) : null, signal: null });
     };
-    if (ws.readyState === ws.CLOSED) done();
+    if (ws.readyState === CLOSED) done();
     else ws.once('close', done);
   });
   return {

@@ -29,6 +29,7 @@ export function observePod(pod: V1Pod): ObservedState {
     }
     case 'Running':
       return pod.metadata?.deletionTimestamp ? { state: 'STATE_TERMINATING' } : { state: 'STATE_RUNNING' };
+    case undefined:
     default:
       if (waiting?.reason && IMAGE_PULL_FAILURES.has(waiting.reason)) {
         return { state: 'STATE_FAILED', reason: 'IMAGE_NOT_FOUND', ...msg(waiting.message ?? waiting.reason) };

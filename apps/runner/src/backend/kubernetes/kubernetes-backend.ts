@@ -1,0 +1,325 @@
+import { PassThrough, Readable } from 'node:stream';
+import * as k8s from '@kubernetes/client-node';
+import type { RunnerCapabilities, SandboxStateReason } from '@paddock/contracts';
+import type {
+  BackendEvent,
+  ExecProcess,
+  ExecRequest,
+  ExecResult,
+  ExecStreamRequest,
+  FileStat,
+  LaunchSpec,
+  LogChunk,
+  LogRequest,
+  RecoveredSandbox,
+  SandboxBackend,
+} from '../sandbox-backend';
+import { execStreaming, execUnary } from './pod-exec';
+import { isTerminal, observePod, type ObservedState } from './pod-state';
+import {
+  buildSandboxNetworkPolicy,
+  buildSandboxPod,
+  CONTAINER_NAME,
+  LAUNCH_LABELS_ANNOTATION,
+  labelValue,
+  podNameFor,
+  RUNNER_LABEL,
+  SANDBOX_ID_ANNOTATION,
+  type SandboxPodOptions,
+} from './sandbox-pod';
+import { parseLs, parseStat } from './file-listing';
+
+export interface KubernetesBackendOptions {
+  runnerId: string;
+  namespace: string;
+  kubeConfig: k8s.KubeConfig;
+  /** Platform-pinned RuntimeClass (gVisor/Kata in production). */
+  runtimeClassName?: string;
+  /** RuntimeClasses advertised and accepted from the spec label when none is pinned. */
+  runtimeClasses?: string[];
+  userNamespaces?: boolean;
+}
+
+const FIELD_MANAGER = 'paddock-runner';
+
+const statusCode = (e: unknown): number | undefined => (e instanceof k8s.ApiException ? e.code : undefined);
+
+/** Sandboxes as pods in the runner's sandbox namespace (issue 6). Watches pods with the runner label. */
+export class KubernetesBackend implements SandboxBackend {
+  readonly kind = 'kubernetes' as const;
+  private readonly core: k8s.CoreV1Api;
+  private readonly net: k8s.NetworkingV1Api;
+  private readonly listeners: ((e: BackendEvent) => void)[] = [];
+  private readonly last = new Map<string, ObservedState>();
+  private readonly stopReasons = new Map<string, SandboxStateReason>();
+  private informer: k8s.Informer<k8s.V1Pod> | undefined;
+  private started: Promise<void> | undefined;
+  private closed = false;
+  private readonly podOpts: SandboxPodOptions;
+
+  constructor(private readonly opts: KubernetesBackendOptions) {
+    this.core = opts.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    this.net = opts.kubeConfig.makeApiClient(k8s.NetworkingV1Api);
+    this.podOpts = {
+      namespace: opts.namespace,
+      ...(opts.runtimeClassName ? { runtimeClassName: opts.runtimeClassName } : {}),
+      allowedRuntimeClasses: opts.runtimeClasses ?? [],
+      ...(opts.userNamespaces !== undefined ? { userNamespaces: opts.userNamespaces } : {}),
+    };
+  }
+
+  capabilities(): RunnerCapabilities {
+    const classes = [...new Set([...(this.opts.runtimeClassName ? [this.opts.runtimeClassName] : []), ...(this.opts.runtimeClasses ?? [])])];
+    return {
+      isolation: 'runtime-class',
+      // NetworkPolicy enforces CIDR rules; hostnames need an egress proxy (not built).
+      egressRuleKinds: ['cidr'],
+      ingressRuleKinds: [],
+      supportsEgress: true,
+      runtimeClasses: classes,
+      gpuTypes: [],
+      architectures: ['amd64'],
+      instanceTypes: [],
+      storageMedia: ['STORAGE_MEDIUM_DISK'],
+      supportsPrivileged: false,
+      images: [],
+    };
+  }
+
+  onEvent(listener: (e: BackendEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private get labelSelector(): string {
+    return `${RUNNER_LABEL}=${labelValue(this.opts.runnerId)}`;
+  }
+
+  /** Starts the pod informer once; state changes become events. */
+  start(): Promise<void> {
+    this.started ??= (async () => {
+      const ns = this.opts.namespace;
+      const informer = k8s.makeInformer(
+        this.opts.kubeConfig,
+        `/api/v1/namespaces/${ns}/pods`,
+        () => this.core.listNamespacedPod({ namespace: ns, labelSelector: this.labelSelector }),
+        this.labelSelector,
+      );
+      informer.on('add', (p) => this.observe(p));
+      informer.on('update', (p) => this.observe(p));
+      informer.on('delete', (p) => this.observeDeleted(p));
+      informer.on('error', () => {
+        // The informer stops on errors (e.g. API unreachable): restart it after a pause.
+        if (!this.closed) setTimeout(() => void informer.start().catch(() => undefined), 500);
+      });
+      this.informer = informer;
+      await informer.start();
+    })();
+    return this.started;
+  }
+
+  private emit(sandboxId: string, s: ObservedState): void {
+    const prev = this.last.get(sandboxId);
+    if (prev && (isTerminal(prev.state) || (prev.state === s.state && prev.reason === s.reason))) return;
+    this.last.set(sandboxId, s);
+    const e: BackendEvent = { sandboxId, state: s.state, at: new Date() };
+    if (s.reason) e.reason = s.reason;
+    if (s.message) e.message = s.message;
+    if (s.exitCode !== undefined) e.exitCode = s.exitCode;
+    for (const l of this.listeners) l(e);
+  }
+
+  private observe(pod: k8s.V1Pod): void {
+    const id = pod.metadata?.annotations?.[SANDBOX_ID_ANNOTATION];
+    if (!id) return;
+    const s = observePod(pod);
+    const stopReason = this.stopReasons.get(id);
+    if (stopReason && isTerminal(s.state)) return this.emit(id, { ...s, reason: stopReason });
+    this.emit(id, s);
+    // A pod that cannot pull its image would wait forever: reclaim it once reported.
+    if (s.reason === 'IMAGE_NOT_FOUND') void this.deleteObjects(id, 0);
+  }
+
+  private observeDeleted(pod: k8s.V1Pod): void {
+    const id = pod.metadata?.annotations?.[SANDBOX_ID_ANNOTATION];
+    if (!id) return;
+    const final = observePod(pod);
+    const stopReason = this.stopReasons.get(id);
+    if (stopReason) this.emit(id, { state: isTerminal(final.state) && final.state === 'STATE_FAILED' ? 'STATE_FAILED' : 'STATE_COMPLETED', reason: stopReason, ...(final.exitCode !== undefined ? { exitCode: final.exitCode } : {}) });
+    else if (isTerminal(final.state)) this.emit(id, final);
+    else this.emit(id, { state: 'STATE_FAILED', reason: 'REAPED_UNKNOWN', message: 'pod deleted outside the runner' });
+    this.stopReasons.delete(id);
+  }
+
+  async launch(spec: LaunchSpec): Promise<void> {
+    await this.start();
+    const pod = buildSandboxPod(spec, this.podOpts);
+    const policy = buildSandboxNetworkPolicy(spec, this.podOpts);
+    try {
+      // The policy first, so the pod never runs a moment without it.
+      await this.net.createNamespacedNetworkPolicy({ namespace: this.opts.namespace, body: policy, fieldManager: FIELD_MANAGER });
+    } catch (e) {
+      if (statusCode(e) !== 409) throw e;
+    }
+    try {
+      await this.core.createNamespacedPod({ namespace: this.opts.namespace, body: pod, fieldManager: FIELD_MANAGER });
+    } catch (e) {
+      if (statusCode(e) === 409) return; // idempotent: already launched
+      throw e;
+    }
+    this.emit(spec.sandboxId, { state: 'STATE_CREATING' });
+  }
+
+  async stop(sandboxId: string, graceSeconds: number, reason: SandboxStateReason): Promise<void> {
+    this.stopReasons.set(sandboxId, reason);
+    await this.deletePod(sandboxId, graceSeconds);
+  }
+
+  private async deletePod(sandboxId: string, graceSeconds: number): Promise<void> {
+    try {
+      await this.core.deleteNamespacedPod({ namespace: this.opts.namespace, name: podNameFor(sandboxId), gracePeriodSeconds: graceSeconds });
+    } catch (e) {
+      if (statusCode(e) !== 404) throw e;
+    }
+  }
+
+  private async deleteObjects(sandboxId: string, graceSeconds: number): Promise<void> {
+    await this.deletePod(sandboxId, graceSeconds).catch(() => undefined);
+    try {
+      await this.net.deleteNamespacedNetworkPolicy({ namespace: this.opts.namespace, name: podNameFor(sandboxId) });
+    } catch (e) {
+      if (statusCode(e) !== 404) throw e;
+    }
+  }
+
+  private ref(sandboxId: string): { namespace: string; pod: string } {
+    return { namespace: this.opts.namespace, pod: podNameFor(sandboxId) };
+  }
+
+  exec(sandboxId: string, req: ExecRequest): Promise<ExecResult> {
+    return execUnary(this.opts.kubeConfig, this.ref(sandboxId), req);
+  }
+
+  execStream(sandboxId: string, req: ExecStreamRequest): Promise<ExecProcess> {
+    return execStreaming(this.opts.kubeConfig, this.ref(sandboxId), req);
+  }
+
+  private async run(sandboxId: string, argv: string[], stdin?: Buffer): Promise<ExecResult> {
+    const r = await this.exec(sandboxId, { argv, maxOutputBytes: 64 << 20, ...(stdin ? { stdin } : {}) });
+    if (r.exitCode !== 0) throw new Error(`${argv[0] ?? 'command'} failed in sandbox ${sandboxId} (exit ${r.exitCode}): ${r.stderr.toString('utf8').trim()}`);
+    return r;
+  }
+
+  async readFile(sandboxId: string, path: string): Promise<Readable> {
+    const proc = await this.execStream(sandboxId, { argv: ['cat', '--', path] });
+    proc.stdin.end();
+    const out = new PassThrough();
+    const errChunks: Buffer[] = [];
+    proc.stderr.on('data', (c: Buffer) => errChunks.push(c));
+    proc.stdout.pipe(out, { end: false });
+    void proc.exited.then(({ exitCode }) => {
+      proc.stdout.once('end', () => (exitCode === 0 ? out.end() : out.destroy(new Error(`cannot read ${path}: ${Buffer.concat(errChunks).toString('utf8').trim()}`))));
+      if (proc.stdout.readableEnded) proc.stdout.emit('end');
+    });
+    return out;
+  }
+
+  async writeFile(sandboxId: string, path: string, content: Readable | Buffer, mode?: number): Promise<void> {
+    const script = mode !== undefined ? 'cat > "$1" && chmod "$2" "$1"' : 'cat > "$1"';
+    const proc = await this.execStream(sandboxId, { argv: ['sh', '-c', script, 'sh', path, (mode ?? 0).toString(8)] });
+    const errChunks: Buffer[] = [];
+    proc.stderr.on('data', (c: Buffer) => errChunks.push(c));
+    proc.stdout.resume();
+    const source = Buffer.isBuffer(content) ? Readable.from([content]) : content;
+    await new Promise<void>((resolve, reject) => {
+      source.once('error', reject);
+      proc.stdin.once('error', reject);
+      source.pipe(proc.stdin).once('finish', resolve);
+    });
+    const { exitCode } = await proc.exited;
+    if (exitCode !== 0) throw new Error(`cannot write ${path}: ${Buffer.concat(errChunks).toString('utf8').trim()}`);
+  }
+
+  async listDir(sandboxId: string, path: string): Promise<FileStat[]> {
+    const r = await this.run(sandboxId, ['sh', '-c', 'cd "$1" && for f in * .[!.]* ..?*; do [ -e "$f" ] || [ -L "$f" ] || continue; stat -c "%F|%s|%a|%Y|%n" -- "$f"; done', 'sh', path]);
+    return parseLs(r.stdout.toString('utf8'), path);
+  }
+
+  async stat(sandboxId: string, path: string): Promise<FileStat> {
+    const r = await this.run(sandboxId, ['stat', '-c', '%F|%s|%a|%Y|%n', '--', path]);
+    return parseStat(r.stdout.toString('utf8').trim(), path);
+  }
+
+  async remove(sandboxId: string, path: string, recursive: boolean): Promise<void> {
+    await this.run(sandboxId, recursive ? ['rm', '-rf', '--', path] : ['rm', '-f', '--', path]);
+  }
+
+  async *logs(sandboxId: string, req: LogRequest): AsyncIterable<LogChunk> {
+    const ref = this.ref(sandboxId);
+    const start = req.fromOffset ?? (req.tailLines !== undefined || req.sinceTime ? await this.windowStart(ref.pod, req) : 0);
+    const pass = new PassThrough();
+    const log = new k8s.Log(this.opts.kubeConfig);
+    const ctl = await log.log(ref.namespace, ref.pod, CONTAINER_NAME, pass, { follow: req.follow ?? false });
+    const abort = (): void => {
+      ctl.abort();
+      pass.end();
+    };
+    req.signal?.addEventListener('abort', abort, { once: true });
+    let offset = 0;
+    try {
+      for await (const raw of pass as AsyncIterable<Buffer>) {
+        const chunkStart = offset;
+        offset += raw.length;
+        if (offset <= start) continue;
+        const data = chunkStart >= start ? raw : raw.subarray(start - chunkStart);
+        yield { offset: Math.max(chunkStart, start), stream: 'stdout', data, time: new Date() };
+      }
+    } finally {
+      req.signal?.removeEventListener('abort', abort);
+      ctl.abort();
+    }
+  }
+
+  /** Byte offset where a tail/since window starts, from one full read (offsets stay exact). */
+  private async windowStart(pod: string, req: LogRequest): Promise<number> {
+    const full = await this.core.readNamespacedPodLog({ namespace: this.opts.namespace, name: pod, container: CONTAINER_NAME, timestamps: req.sinceTime !== undefined });
+    const lines = full.split(/(?<=\n)/);
+    let bytes = lines.map((l) => Buffer.byteLength(req.sinceTime ? l.replace(/^\S+ /, '') : l));
+    let from = 0;
+    if (req.sinceTime) {
+      const since = req.sinceTime.getTime();
+      from = lines.findIndex((l) => Date.parse(l.split(' ', 1)[0] ?? '') >= since);
+      if (from < 0) from = lines.length;
+    }
+    if (req.tailLines !== undefined) from = Math.max(from, lines.filter((l) => l.length > 0).length - req.tailLines);
+    bytes = bytes.slice(0, from);
+    return bytes.reduce((a, b) => a + b, 0);
+  }
+
+  async recover(): Promise<RecoveredSandbox[]> {
+    await this.start();
+    const list = await this.core.listNamespacedPod({ namespace: this.opts.namespace, labelSelector: this.labelSelector });
+    return list.items.flatMap((pod) => {
+      const id = pod.metadata?.annotations?.[SANDBOX_ID_ANNOTATION];
+      if (!id) return [];
+      const startedAt = pod.status?.startTime ?? pod.metadata?.creationTimestamp ?? new Date();
+      const started = new Date(startedAt);
+      let labels: Record<string, string> = {};
+      try {
+        labels = JSON.parse(pod.metadata?.annotations?.[LAUNCH_LABELS_ANNOTATION] ?? '{}') as Record<string, string>;
+      } catch {
+        labels = {};
+      }
+      return [{ sandboxId: id, labels, state: observePod(pod).state, startedAt: started, deadline: new Date(started.getTime() + (pod.spec?.activeDeadlineSeconds ?? 0) * 1000) }];
+    });
+  }
+
+  async reap(sandboxId: string, reason: SandboxStateReason): Promise<void> {
+    this.stopReasons.set(sandboxId, reason);
+    await this.deleteObjects(sandboxId, 0);
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    return this.informer ? this.informer.stop() : Promise.resolve();
+  }
+}

@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
+import { waitFor } from '@paddock/testing';
+import { KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
+import type { BackendEvent } from '../../src/backend/sandbox-backend';
+import { createRestrictedNamespace, launchSpec } from './support';
+
+const NS = 'paddock-sandboxes-runner-a';
+
+describe('KubernetesBackend on the Kubernetes API test server', () => {
+  let server: K8sTestServer;
+  let backend: KubernetesBackend;
+  const events: BackendEvent[] = [];
+  const eventsOf = (id: string): BackendEvent[] => events.filter((e) => e.sandboxId === id);
+  const terminalOf = (id: string): BackendEvent | undefined => eventsOf(id).find((e) => e.state === 'STATE_COMPLETED' || e.state === 'STATE_FAILED');
+
+  beforeAll(async () => {
+    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    await createRestrictedNamespace(server.kubeConfig(), NS);
+    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [] });
+    backend.onEvent((e) => events.push(e));
+  });
+  afterAll(async () => {
+    await backend.close();
+    await server.close();
+  });
+
+  const running = async (sandboxId: string, command: string[] = []): Promise<void> => {
+    await backend.launch(launchSpec({ sandboxId, command }));
+    await waitFor(() => eventsOf(sandboxId).find((e) => e.state === 'STATE_RUNNING'), { what: `${sandboxId} RUNNING` });
+  };
+
+  it('launches a restricted pod with its NetworkPolicy, reports RUNNING and runs exec', async () => {
+    await running('sb-exec');
+    const pod = server.get('v1', 'Pod', podNameFor('sb-exec'), NS);
+    expect(pod?.metadata?.labels).toMatchObject({ 'paddock.dev/sandbox-id': 'sb-exec', 'paddock.dev/organization-id': 'org-1', 'paddock.dev/runner-id': 'runner-a' });
+    expect(server.list('networking.k8s.io/v1', 'NetworkPolicy', NS)).toHaveLength(1);
+    expect(eventsOf('sb-exec').map((e) => e.state)).toEqual(['STATE_CREATING', 'STATE_RUNNING']);
+
+    const r = await backend.exec('sb-exec', { argv: ['echo', 'hi'] });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.toString()).toBe('hi\n');
+
+    const failing = await backend.exec('sb-exec', { argv: ['sh', '-c', 'echo oops >&2; exit 7'] });
+    expect(failing.exitCode).toBe(7);
+    expect(failing.stderr.toString()).toBe('oops\n');
+
+    const big = await backend.exec('sb-exec', { argv: ['sh', '-c', 'head -c 100000 /dev/zero'], maxOutputBytes: 1000 });
+    expect(big.stdout.length).toBe(1000);
+    expect(big.stdoutBytes).toBe(100000);
+    expect(big.stdoutTruncated).toBe(true);
+
+    const slow = await backend.exec('sb-exec', { argv: ['sleep', '30'], timeoutMs: 200 });
+    expect(slow.timedOut).toBe(true);
+
+    const withEnv = await backend.exec('sb-exec', { argv: ['sh', '-c', 'echo "$GREETING" && pwd'], env: { GREETING: 'hello' }, cwd: '/' });
+    expect(withEnv.stdout.toString()).toBe('hello\n/\n');
+  });
+
+  it('streams exec stdin to stdout byte-exact', async () => {
+    await running('sb-stream');
+    const proc = await backend.execStream('sb-stream', { argv: ['cat'] });
+    const payload = randomBytes(512 * 1024);
+    const chunks: Buffer[] = [];
+    proc.stdout.on('data', (c: Buffer) => chunks.push(c));
+    Readable.from([payload.subarray(0, 200_000), payload.subarray(200_000)]).pipe(proc.stdin);
+    const exit = await proc.exited;
+    await waitFor(() => proc.stdout.readableEnded || undefined);
+    expect(exit.exitCode).toBe(0);
+    expect(Buffer.concat(chunks).equals(payload)).toBe(true);
+  });
+
+  it('writes, reads, lists, stats and removes files byte-exact', async () => {
+    await running('sb-files');
+    const content = randomBytes(300_000);
+    await backend.writeFile('sb-files', 'blob.bin', content, 0o640);
+    const read: Buffer[] = [];
+    for await (const c of await backend.readFile('sb-files', 'blob.bin')) read.push(c as Buffer);
+    expect(Buffer.concat(read).equals(content)).toBe(true);
+    const st = await backend.stat('sb-files', 'blob.bin');
+    expect(st).toMatchObject({ type: 'file', size: 300_000, mode: 0o640 });
+    const listing = await backend.listDir('sb-files', '.');
+    expect(listing.map((f) => f.path)).toContain('blob.bin');
+    await backend.remove('sb-files', 'blob.bin', false);
+    await expect(backend.stat('sb-files', 'blob.bin')).rejects.toThrow(/stat/);
+    await expect(backend.readFile('sb-files', 'missing.bin').then(async (s) => { for await (const _ of s) void _; })).rejects.toThrow(/cannot read missing.bin/);
+  });
+
+  it('follows logs and resumes from a byte offset', async () => {
+    await running('sb-logs', ['sh', '-c', 'echo first; sleep 0.3; echo second; sleep 30']);
+    const ac = new AbortController();
+    const got: { offset: number; text: string }[] = [];
+    for await (const chunk of backend.logs('sb-logs', { follow: true, signal: ac.signal })) {
+      got.push({ offset: chunk.offset, text: chunk.data.toString() });
+      if (got.map((g) => g.text).join('').includes('second')) ac.abort();
+    }
+    expect(got.map((g) => g.text).join('')).toBe('first\nsecond\n');
+    expect(got[0]?.offset).toBe(0);
+    const resumed: string[] = [];
+    for await (const chunk of backend.logs('sb-logs', { fromOffset: 6 })) {
+      expect(chunk.offset).toBe(6);
+      resumed.push(chunk.data.toString());
+    }
+    expect(resumed.join('')).toBe('second\n');
+    const tail: { offset: number; text: string }[] = [];
+    for await (const chunk of backend.logs('sb-logs', { tailLines: 1 })) tail.push({ offset: chunk.offset, text: chunk.data.toString() });
+    expect(tail).toEqual([{ offset: 6, text: 'second\n' }]);
+  });
+
+  it('stop deletes the pod and reports STOPPED_BY_USER', async () => {
+    await running('sb-stop', ['sleep', '60']);
+    await backend.stop('sb-stop', 1, 'STOPPED_BY_USER');
+    const end = await waitFor(() => terminalOf('sb-stop'), { what: 'sb-stop terminal' });
+    expect(end.reason).toBe('STOPPED_BY_USER');
+    await waitFor(() => server.list('v1', 'Pod', NS).every((p) => p.metadata?.annotations?.['paddock.dev/sandbox-id'] !== 'sb-stop') || undefined);
+  });
+
+  it('reports a failed image pull as FAILED IMAGE_NOT_FOUND', async () => {
+    await backend.launch(launchSpec({ sandboxId: 'sb-noimage', image: 'registry.example/doesnotexist:1' }));
+    const end = await waitFor(() => terminalOf('sb-noimage'), { what: 'sb-noimage terminal' });
+    expect(end).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_NOT_FOUND' });
+  });
+
+  it('reports activeDeadlineSeconds expiry as FAILED LIFETIME_EXPIRED', async () => {
+    await backend.launch(launchSpec({ sandboxId: 'sb-deadline', command: ['sleep', '60'], lifetimeSeconds: 1 }));
+    const end = await waitFor(() => terminalOf('sb-deadline'), { what: 'sb-deadline terminal', timeoutMs: 15_000 });
+    expect(end).toMatchObject({ state: 'STATE_FAILED', reason: 'LIFETIME_EXPIRED' });
+  });
+
+  it('reports a main process exit as COMPLETED EXITED / FAILED EXITED with the exit code', async () => {
+    await backend.launch(launchSpec({ sandboxId: 'sb-ok', command: ['true'] }));
+    await backend.launch(launchSpec({ sandboxId: 'sb-bad', command: ['sh', '-c', 'exit 3'] }));
+    expect(await waitFor(() => terminalOf('sb-ok'))).toMatchObject({ state: 'STATE_COMPLETED', reason: 'EXITED', exitCode: 0 });
+    expect(await waitFor(() => terminalOf('sb-bad'))).toMatchObject({ state: 'STATE_FAILED', reason: 'EXITED', exitCode: 3 });
+  });
+
+  it('launch is idempotent and a new backend instance recovers the running pods', async () => {
+    await running('sb-recover');
+    await backend.launch(launchSpec({ sandboxId: 'sb-recover' }));
+    expect(server.list('v1', 'Pod', NS).filter((p) => p.metadata?.annotations?.['paddock.dev/sandbox-id'] === 'sb-recover')).toHaveLength(1);
+
+    const other = new KubernetesBackend({ runnerId: 'runner-b', namespace: NS, kubeConfig: server.kubeConfig() });
+    const restarted = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig() });
+    try {
+      expect(await other.recover()).toEqual([]);
+      const found = await restarted.recover();
+      const rec = found.find((f) => f.sandboxId === 'sb-recover');
+      expect(rec).toMatchObject({ state: 'STATE_RUNNING' });
+      expect(rec!.deadline.getTime() - rec!.startedAt.getTime()).toBe(600_000);
+      expect(found.map((f) => f.sandboxId)).toEqual(expect.arrayContaining(['sb-exec', 'sb-recover']));
+      await restarted.reap('sb-recover', 'REAPED_UNKNOWN');
+      await waitFor(() => server.list('v1', 'Pod', NS).every((p) => p.metadata?.annotations?.['paddock.dev/sandbox-id'] !== 'sb-recover') || undefined);
+      expect(server.list('networking.k8s.io/v1', 'NetworkPolicy', NS).map((n) => n.metadata?.name)).not.toContain(podNameFor('sb-recover'));
+    } finally {
+      await other.close();
+      await restarted.close();
+    }
+  });
+});

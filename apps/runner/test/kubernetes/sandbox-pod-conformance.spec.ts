@@ -1,0 +1,145 @@
+import * as k8s from '@kubernetes/client-node';
+import {
+  checkPodSecurityRestricted,
+  startK8sTestServer,
+  validateManifest,
+  type K8sTestServer,
+  type PodSpec,
+} from '@paddock/k8s-testserver';
+import fc from 'fast-check';
+import { buildSandboxNetworkPolicy, buildSandboxPod, runtimeClassFor, type SandboxPodOptions } from '../../src/backend/kubernetes';
+import type { LaunchSpec } from '../../src/backend/sandbox-backend';
+import { createRestrictedNamespace } from './support';
+
+const RUNS = Number(process.env.PADDOCK_SOAK ? 50_000 : 5_000);
+const ADMISSION_SAMPLE = Number(process.env.PADDOCK_SOAK ? 2_000 : 200);
+const SEED = 20261129;
+const NS = 'paddock-sandboxes-fuzz';
+
+/** Keys a hostile spec might use to smuggle pod fields through labels or env. */
+const SMUGGLING_KEYS = ['runtimeClassName', 'nodeName', 'tolerations', 'hostUsers', 'hostNetwork', 'privileged', 'paddock.dev/runtime-class', 'spec.nodeName', 'securityContext'];
+const key = fc.oneof(fc.constantFrom(...SMUGGLING_KEYS), fc.string({ minLength: 1, maxLength: 20 }));
+const value = fc.oneof(fc.constantFrom('gvisor', 'kata', 'runc', 'true', 'node-1', '[{"operator":"Exists"}]', ''), fc.string({ maxLength: 30 }));
+const id = fc.oneof(fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,60}$/), fc.string({ minLength: 1, maxLength: 80 }));
+
+const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
+  sandboxId: id,
+  organizationId: id,
+  runnerId: fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,20}[a-z0-9]$/),
+  image: fc.stringMatching(/^[a-z0-9]+(\/[a-z0-9._-]+){0,2}(:[a-z0-9.]{1,8})?$/),
+  command: fc.array(fc.string({ maxLength: 20 }), { maxLength: 4 }),
+  env: fc.dictionary(key, value, { maxKeys: 6 }),
+  workingDir: fc.option(fc.constantFrom('/workspace', '/tmp', '/workspace/src'), { nil: undefined }),
+  cpuMillis: fc.integer({ min: 0, max: 64_000 }),
+  memoryBytes: fc.integer({ min: 0, max: 256 * 2 ** 30 }),
+  pidsMax: fc.integer({ min: 1, max: 100_000 }),
+  diskBytes: fc.integer({ min: 1, max: 2 ** 40 }),
+  openFilesMax: fc.integer({ min: 1, max: 1 << 20 }),
+  lifetimeSeconds: fc.integer({ min: 1, max: 7 * 86_400 }),
+  network: fc.constantFrom('none' as const, 'host' as const),
+  files: fc.constant<LaunchSpec['files']>([]),
+  labels: fc.dictionary(key, value, { maxKeys: 6 }),
+}).map((s) => {
+  if (s.workingDir === undefined) delete s.workingDir;
+  return s as LaunchSpec;
+});
+
+const OPTION_SETS: SandboxPodOptions[] = [
+  { namespace: NS, runtimeClassName: 'gvisor', allowedRuntimeClasses: ['kata'] },
+  { namespace: NS, allowedRuntimeClasses: ['gvisor', 'kata'] },
+  { namespace: NS },
+];
+
+function problemsOf(spec: LaunchSpec, opts: SandboxPodOptions): string[] {
+  const pod = buildSandboxPod(spec, opts);
+  const s = pod.spec!;
+  const problems = [
+    ...checkPodSecurityRestricted(s as unknown as PodSpec),
+    ...validateManifest(pod),
+    ...validateManifest(buildSandboxNetworkPolicy(spec, opts)),
+  ];
+  if (s.automountServiceAccountToken !== false) problems.push('automountServiceAccountToken not false');
+  if (s.hostNetwork || s.hostPID || s.hostIPC) problems.push('host namespace');
+  if ((s.volumes ?? []).some((v) => v.hostPath)) problems.push('hostPath volume');
+  if ([...s.containers, ...(s.initContainers ?? [])].some((c) => c.securityContext?.privileged)) problems.push('privileged');
+  if (s.initContainers || s.ephemeralContainers) problems.push('extra containers');
+  if (s.nodeName !== undefined || s.tolerations !== undefined || s.nodeSelector !== undefined || s.affinity !== undefined) problems.push('node selection set');
+  if (s.hostUsers !== false) problems.push('hostUsers not false');
+  const expectedClass = opts.runtimeClassName ?? (opts.allowedRuntimeClasses?.includes(spec.labels['paddock.dev/runtime-class'] ?? '') ? spec.labels['paddock.dev/runtime-class'] : undefined);
+  if (s.runtimeClassName !== expectedClass) problems.push(`runtimeClassName ${s.runtimeClassName} != ${expectedClass}`);
+  if (s.restartPolicy !== 'Never' || s.activeDeadlineSeconds !== spec.lifetimeSeconds) problems.push('restartPolicy/deadline');
+  return problems;
+}
+
+describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
+  it(`every generated pod passes PSS restricted and schema validation and pins the runtime class (${RUNS} specs × ${OPTION_SETS.length} option sets)`, () => {
+    let checked = 0;
+    fc.assert(
+      fc.property(launchSpecArb, (spec) => {
+        for (const opts of OPTION_SETS) {
+          expect(problemsOf(spec, opts)).toEqual([]);
+          checked++;
+        }
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    expect(checked).toBe(RUNS * OPTION_SETS.length);
+  });
+
+  it('the gates are live: a pod missing a restricted setting or a RuntimeClass pin is caught', () => {
+    const spec = fc.sample(launchSpecArb, { seed: SEED, numRuns: 1 })[0]!;
+    const pod = buildSandboxPod(spec, OPTION_SETS[0]!);
+    const weakened = structuredClone(pod);
+    delete weakened.spec!.containers[0]!.securityContext!.allowPrivilegeEscalation;
+    expect(checkPodSecurityRestricted(weakened.spec as unknown as PodSpec).join('\n')).toMatch(/allowPrivilegeEscalation/);
+    expect(problemsOf({ ...spec, labels: { 'paddock.dev/runtime-class': 'kata' } }, OPTION_SETS[1]!)).toEqual([]);
+  });
+
+  it('a pinned runtime class wins over the spec label; an unlisted class is ignored', () => {
+    const base: LaunchSpec = fc.sample(launchSpecArb, { seed: SEED, numRuns: 1 })[0]!;
+    const spec = { ...base, labels: { 'paddock.dev/runtime-class': 'runc' }, env: { runtimeClassName: 'runc', nodeName: 'node-1' } };
+    expect(runtimeClassFor(spec, { namespace: NS, runtimeClassName: 'gvisor' })).toBe('gvisor');
+    expect(runtimeClassFor(spec, { namespace: NS, allowedRuntimeClasses: ['gvisor'] })).toBeUndefined();
+    expect(buildSandboxPod(spec, { namespace: NS, runtimeClassName: 'gvisor' }).spec).toMatchObject({ runtimeClassName: 'gvisor', hostUsers: false });
+    expect(buildSandboxPod(spec, { namespace: NS, runtimeClassName: 'gvisor' }).spec?.nodeName).toBeUndefined();
+  });
+
+  describe('admission by a namespace enforcing restricted', () => {
+    let server: K8sTestServer;
+    beforeAll(async () => {
+      // No kubelet: random commands must never be run as host processes.
+      server = await startK8sTestServer({ kubelet: { enabled: false }, scheduler: false });
+      await createRestrictedNamespace(server.kubeConfig(), NS);
+      for (const name of ['gvisor', 'kata']) server.create({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name }, handler: name });
+    });
+    afterAll(async () => server.close());
+
+    it(`admits a sample of ${ADMISSION_SAMPLE} generated pods with zero rejections`, async () => {
+      const core = server.kubeConfig().makeApiClient(k8s.CoreV1Api);
+      const net = server.kubeConfig().makeApiClient(k8s.NetworkingV1Api);
+      const specs = fc.sample(launchSpecArb, { seed: SEED + 1, numRuns: ADMISSION_SAMPLE });
+      const rejections: string[] = [];
+      const seen = new Set<string>();
+      for (const [i, spec] of specs.entries()) {
+        const opts = OPTION_SETS[i % OPTION_SETS.length]!;
+        const pod = buildSandboxPod(spec, opts);
+        if (seen.has(pod.metadata!.name!)) continue;
+        seen.add(pod.metadata!.name!);
+        try {
+          await net.createNamespacedNetworkPolicy({ namespace: NS, body: buildSandboxNetworkPolicy(spec, opts) });
+          await core.createNamespacedPod({ namespace: NS, body: pod });
+        } catch (e) {
+          rejections.push(e instanceof Error ? e.message : String(e));
+        }
+      }
+      expect(rejections).toEqual([]);
+      // Control: the namespace really enforces restricted.
+      const privileged = buildSandboxPod({ ...specs[0]!, sandboxId: 'control-privileged' }, OPTION_SETS[2]!);
+      privileged.spec!.containers[0]!.securityContext!.privileged = true;
+      await expect(core.createNamespacedPod({ namespace: NS, body: privileged })).rejects.toThrow(/violates PodSecurity "restricted:latest"/);
+      const pods = server.list('v1', 'Pod', NS);
+      expect(pods).toHaveLength(seen.size);
+      expect(pods.every((p) => (p.spec as { automountServiceAccountToken?: boolean }).automountServiceAccountToken === false)).toBe(true);
+    });
+  });
+});
