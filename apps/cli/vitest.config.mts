@@ -1,2 +1,2 @@
 import { paddockVitest } from '../../vitest.shared.mts';
-export default paddockVitest();
+export default paddockVitest({ globalSetup: ['test/support/global-build.ts'] });

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
 import { effectiveSettings } from './config';
 import { CliError, EXIT } from './errors';
 import { ApiClient } from './http';
@@ -101,6 +102,29 @@ export class Ctx {
     try {
       const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
       return answer === '' ? fallback : answer;
+    } finally {
+      rl.close();
+    }
+  }
+
+  /** Like `prompt`, but what the user types is not echoed (tokens must not land in scrollback). */
+  async promptSecret(question: string): Promise<string> {
+    if (!this.io.stdinIsTTY) throw new CliError(`cannot prompt: stdin is not a terminal (${question.trim()})`, EXIT.usage);
+    let muted = false;
+    const output = new Writable({
+      write(chunk: Buffer | string, _enc, done) {
+        if (!muted) process.stderr.write(chunk);
+        done();
+      },
+    });
+    const rl = createInterface({ input: process.stdin, output, terminal: true });
+    try {
+      const answer = await new Promise<string>((resolve) => {
+        rl.question(question, resolve);
+        muted = true;
+      });
+      process.stderr.write('\n');
+      return answer;
     } finally {
       rl.close();
     }

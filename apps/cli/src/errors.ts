@@ -39,3 +39,10 @@ export function exitCodeForApiCode(code: string): number {
       return EXIT.refused;
   }
 }
+
+/** One `  - field: rule` line; servers often repeat the field inside the description already. */
+export function violationLine(field: string | undefined, description: string | undefined): string {
+  const f = field ?? '';
+  const d = description ?? '';
+  return `  - ${f && !d.startsWith(`${f}:`) ? `${f}: ${d}` : d}`;
+}

@@ -1,4 +1,4 @@
-import { CliError, EXIT, exitCodeForApiCode } from './errors';
+import { CliError, EXIT, exitCodeForApiCode, violationLine } from './errors';
 
 export interface ApiErrorShape {
   code: string;
@@ -24,11 +24,10 @@ function violationsSuffix(body: ApiErrorShape): string {
     if (typeof d !== 'object' || d === null) continue;
     const fv = (d as { fieldViolations?: { field?: string; description?: string }[] }).fieldViolations;
     for (const v of fv ?? []) {
-      const text = `${v.field ?? ''}: ${v.description ?? ''}`;
       // The message usually already names the first violation (its field or its rule); list only
       // the others, so a one-violation error stays the seeds' one line.
       const named = (v.description && body.message.includes(v.description)) || (v.field && body.message.includes(v.field));
-      if (!named) lines.push(`  - ${text}`);
+      if (!named) lines.push(violationLine(v.field, v.description));
     }
   }
   return lines.length ? `\n${lines.join('\n')}` : '';

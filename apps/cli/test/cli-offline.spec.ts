@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { buildProgram, run } from '../src/program';
 import { completeWords } from '../src/commands/completion';
 import { configPath, effectiveSettings, saveConfig } from '../src/config';
-import type { Io } from '../src/context';
+import { Ctx, type Io } from '../src/context';
+import { EXIT, exitCodeForApiCode, violationLine } from '../src/errors';
 
 function memoryIo(env: NodeJS.ProcessEnv = {}, stdin = ''): Io & { out: string[]; err: string[] } {
   const out: string[] = [];
@@ -70,5 +71,28 @@ describe('cwic without a server', () => {
       expect(io.out.join('')).toContain('__complete');
     }
     expect(await run(['completion', 'tcsh'], memoryIo())).toBe(2);
+  });
+
+  it('maps every server code to the documented exit code', () => {
+    expect(EXIT).toEqual({ ok: 0, refused: 1, usage: 2, notFound: 3, conflict: 4 });
+    expect(exitCodeForApiCode('not_found')).toBe(3);
+    for (const c of ['failed_precondition', 'already_exists', 'aborted']) expect(exitCodeForApiCode(c)).toBe(4);
+    for (const c of ['invalid_argument', 'permission_denied', 'unauthenticated', 'resource_exhausted', 'unavailable', 'internal']) expect(exitCodeForApiCode(c)).toBe(1);
+    expect(violationLine('a.b', 'a.b: must be set')).toBe('  - a.b: must be set');
+    expect(violationLine('a.b', 'must be set')).toBe('  - a.b: must be set');
+  });
+
+  it('draws progress only when stdout and stderr are terminals', async () => {
+    const tty = { ...memoryIo(), stdoutIsTTY: true, stderrIsTTY: true };
+    const slow = (): Promise<string> => new Promise((resolve) => setTimeout(() => resolve('done'), 60));
+    expect(await new Ctx(tty, {}).withProgress('waiting for x', slow, 10)).toBe('done');
+    expect(tty.err.join('')).toMatch(/waiting for x \(0s\)/);
+    expect(tty.err.at(-1)).toBe('\r\x1b[2K');
+    const piped = memoryIo();
+    expect(await new Ctx(piped, {}).withProgress('waiting for x', slow, 10)).toBe('done');
+    expect(piped.err).toEqual([]);
+    const redirectedErr = { ...memoryIo(), stdoutIsTTY: true, stderrIsTTY: false };
+    await new Ctx(redirectedErr, {}).withProgress('waiting for x', slow, 10);
+    expect(redirectedErr.err).toEqual([]);
   });
 });

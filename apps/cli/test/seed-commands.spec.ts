@@ -114,6 +114,10 @@ describe('seed cwic commands, verbatim', () => {
     const again = sh(p, 'cwic sandbox runner create prod-us-east-2 -f runner.yaml');
     expect(again.code).toBe(4);
     expect(again.stderr).toContain('a managed runner already exists for this cluster');
+    // A server refusal (seed's common validation error) exits 1, in the seeds' error shape.
+    const refused = sh(p, "echo 'identity: {cluster_name: cks-prod}' | cwic sandbox runner create no-zone -f -");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^Error: creating runner no-zone: invalid_argument: .*zone is required/);
   });
 
   it('describe and get accept the runner id or the server UUID', async () => {

@@ -122,7 +122,9 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
   };
   const reconciler = new RunnerReconciler(source, driver, sink, { clusterId: cluster.id, controllerId, fencingToken, now: () => new Date(), log });
   // A deposed leader must not write: leadership is checked right before each reconcile.
-  const q = new WorkQueue(async (uid) => (isLeader() ? reconciler.reconcile(uid) : undefined), { onError: (uid, e) => log('Reconcile failed', { uid, error: e instanceof Error ? e.message : String(e) }) });
+  // A key that arrives while leadership is in doubt (renewal late under load) is looked at again
+  // shortly instead of dropped; a real follower gets no keys (no processor, no resync).
+  const q = new WorkQueue(async (uid) => (isLeader() ? reconciler.reconcile(uid) : { requeueAfterMs: 1_000 }), { onError: (uid, e) => log('Reconcile failed', { uid, error: e instanceof Error ? e.message : String(e) }) });
   queueRef.current = q;
 
   const resync = async (): Promise<void> => {

@@ -74,7 +74,7 @@ export class LeaseElector {
           namespace: this.opts.namespace,
           body: { metadata: { name: this.opts.name, namespace: this.opts.namespace }, spec: { ...spec, acquireTime: now, leaseTransitions: 1 } },
         });
-        return this.became(1);
+        return this.became(1, now);
       }
       const holder = lease.spec?.holderIdentity;
       const renewed = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
@@ -89,18 +89,20 @@ export class LeaseElector {
           spec: { ...spec, acquireTime: holder === this.opts.identity ? lease.spec?.acquireTime : (now), leaseTransitions: transitions },
         },
       });
-      return this.became(transitions);
+      return this.became(transitions, now);
     } catch (e) {
-      // 409: someone else wrote the lease between our read and write; they won this round.
-      if (code(e) === 409) return this.lost();
+      // 409: the lease changed between our read and write. If someone else took it, the next
+      // round sees them as holder and steps down; until then the renew deadline still guards us.
+      if (code(e) === 409) return this.isLeader;
       throw e;
     }
   }
 
-  private became(term: number): boolean {
+  /** `renewedAt` is when the round started: the lease is ours from the renewTime we wrote, not from when the answer arrived. */
+  private became(term: number, renewedAt: Date): boolean {
     // A round that was in flight when stop() ran must not resurrect leadership.
     if (this.stopped) return false;
-    this.lastRenew = this.now().getTime();
+    this.lastRenew = renewedAt.getTime();
     if (!this.leading || this.term !== term) {
       this.leading = true;
       this.term = term;
@@ -118,12 +120,18 @@ export class LeaseElector {
   }
 
   start(): void {
+    let inFlight = false;
     const tick = async (): Promise<void> => {
+      // Rounds never overlap: two rounds of one instance would race each other into a 409.
+      if (inFlight || this.stopped) return;
+      inFlight = true;
       try {
         await this.tryAcquireOrRenew();
       } catch {
         // Cannot reach the API server: keep leading only while the lease is surely still ours.
         if (this.leading && this.now().getTime() - this.lastRenew > this.renewDeadlineMs()) this.lost();
+      } finally {
+        inFlight = false;
       }
     };
     void tick();

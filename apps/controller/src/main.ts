@@ -1,5 +1,5 @@
 import { parseEnv, type ControllerEnv } from './config';
-import { startController, type ControllerHandle } from './controller';
+import type { ControllerHandle } from './controller';
 
 const STOP_DEADLINE_MS = 15_000;
 
@@ -21,7 +21,8 @@ async function main(): Promise<void> {
     fail(e instanceof Error ? e.message : String(e));
   }
   const aborter = new AbortController();
-  let handle: ControllerHandle | undefined;
+  // Set once started; read by the signal handler.
+  const running: { handle?: ControllerHandle } = {};
   let stopping = false;
   const stop = (): void => {
     if (stopping) return;
@@ -29,22 +30,28 @@ async function main(): Promise<void> {
     aborter.abort(new Error('stopped by signal'));
     // A stuck drain must not keep the process alive forever.
     setTimeout(() => fail('controller did not stop in time'), STOP_DEADLINE_MS).unref();
-    if (!handle) return; // start-up is aborted; main() exits below
-    handle.stop().then(
+    if (!running.handle) return; // start-up is aborted; main() exits below
+    running.handle.stop().then(
       () => process.exit(0),
       (e: unknown) => fail(`controller stop failed: ${e instanceof Error ? e.message : String(e)}`),
     );
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  let started: ControllerHandle;
   try {
-    handle = await startController(env, { signal: aborter.signal });
+    // Loaded after the signal handlers are in place: @kubernetes/client-node takes seconds to load
+    // on a busy machine, and a SIGTERM in that window must still be a clean exit.
+    const { startController } = await import('./controller.js');
+    if (stopping) process.exit(0);
+    started = await startController(env, { signal: aborter.signal });
   } catch (e) {
     if (stopping) process.exit(0);
     throw e;
   }
+  running.handle = started;
   if (stopping) {
-    await handle.stop();
+    await started.stop();
     process.exit(0);
   }
 }

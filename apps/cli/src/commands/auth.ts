@@ -14,7 +14,7 @@ interface WhoAmI {
 }
 
 async function login(ctx: Ctx, token: string | undefined, opts: { controlPlaneUrl?: string; gatewayUrl?: string }): Promise<void> {
-  const t = (token ?? (await ctx.prompt('Paste your Paddock API token: '))).trim();
+  const t = (token ?? (await ctx.promptSecret('Paste your Paddock API token: '))).trim();
   if (!t) throw new UsageError('no token given');
   const cpUrl = (opts.controlPlaneUrl ?? ctx.flags.controlPlaneUrl ?? loadConfig(ctx.io.env).controlPlaneUrl ?? DEFAULT_CONTROL_PLANE_URL).replace(/\/+$/, '');
   const gwUrl = (opts.gatewayUrl ?? ctx.flags.gatewayUrl ?? loadConfig(ctx.io.env).gatewayUrl ?? DEFAULT_GATEWAY_URL).replace(/\/+$/, '');

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type * as Sdk from '@paddock/sdk';
 import type { Ctx } from '../context';
-import { CliError, EXIT, UsageError, exitCodeForApiCode } from '../errors';
+import { CliError, EXIT, UsageError, exitCodeForApiCode, violationLine } from '../errors';
 import { isRecord, parseDocument, readInput } from '../input';
 import { loadCase } from '../lazy';
 import { age, parseOutputFormat, renderTable, shortEnum, toJson, toYaml } from '../output';
@@ -30,7 +30,7 @@ async function doing<T>(what: string, fn: () => Promise<T>): Promise<T> {
     if (e instanceof CliError) throw e;
     const m = await sdk();
     if (e instanceof m.PaddockError) {
-      const details = (e.violations ?? []).map((v) => `\n  - ${v.field}: ${v.description}`).join('');
+      const details = (e.violations ?? []).map((v) => `\n${violationLine(v.field, v.description)}`).join('');
       throw new CliError(`${what}: ${e.code}: ${e.message}${details}`, exitCodeForApiCode(e.code));
     }
     throw new CliError(`${what}: ${e instanceof Error ? e.message : String(e)}`, EXIT.refused);
@@ -317,7 +317,7 @@ export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
       const lines = [r.wouldPlaceOn ? `would place on: ${r.wouldPlaceOn}` : 'no runner admits this spec'];
       for (const v of r.verdicts) {
         lines.push(`  ${v.runnerId}: ${v.admitted === true ? 'admits' : v.admitted === false ? 'refuses' : 'unknown'}${v.note ? ` (${v.note})` : ''}`);
-        for (const x of v.violations) lines.push(`    - ${x.field}: ${x.description}`);
+        for (const x of v.violations) lines.push(`  ${violationLine(x.field, x.description)}`);
       }
       ctx.out(lines.join('\n'));
     });

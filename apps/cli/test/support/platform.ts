@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   REPO_ROOT,
-  buildPackages,
   httpJson,
   startControlPlaneProcess,
   startNats,
@@ -18,6 +17,7 @@ export const CLI_ENTRY = join(REPO_ROOT, 'apps', 'cli', 'dist', 'cli.js');
 
 export interface Platform {
   cpUrl: string;
+  databaseUrl: string;
   token: string;
   pg: ThrowawayPostgres;
   nats: ThrowawayNats;
@@ -31,10 +31,11 @@ export interface Platform {
 
 /** Real Postgres, real NATS and the compiled control plane as a child process, as users run it. */
 export async function startPlatform(): Promise<Platform> {
-  buildPackages(['@paddock/cli', '@paddock/control-plane'], [CLI_ENTRY]);
+  // The compiled apps are built once per run by test/support/global-build.ts (vitest globalSetup).
   const pg = await startPostgres();
   const nats = await startNats();
-  const cp = await startControlPlaneProcess({ databaseUrl: await pg.createDatabase('paddock'), natsUrl: nats.url });
+  const databaseUrl = await pg.createDatabase('paddock');
+  const cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url });
   const workDir = mkdtempSync(join(tmpdir(), 'cwic-e2e-'));
   const bin = join(workDir, 'bin');
   mkdirSync(bin);
@@ -49,6 +50,7 @@ export async function startPlatform(): Promise<Platform> {
   };
   return {
     cpUrl: cp.url,
+    databaseUrl,
     token: cp.token,
     pg,
     nats,

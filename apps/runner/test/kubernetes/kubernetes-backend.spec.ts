@@ -71,6 +71,27 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     expect(Buffer.concat(chunks).equals(payload)).toBe(true);
   });
 
+  it('streams with a TTY (stderr merged, resize frames accepted) and kill ends the command', async () => {
+    await running('sb-tty');
+    const proc = await backend.execStream('sb-tty', { argv: ['sh', '-c', 'echo out; echo err >&2'], tty: true, cols: 80, rows: 24 });
+    proc.resize(120, 40);
+    proc.stdin.end();
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    proc.stdout.on('data', (c: Buffer) => out.push(c));
+    proc.stderr.on('data', (c: Buffer) => err.push(c));
+    expect(await proc.exited).toEqual({ exitCode: 0, signal: null });
+    await waitFor(() => (proc.stdout.readableEnded && proc.stderr.readableEnded) || undefined);
+    expect(Buffer.concat(out).toString().split('\n').sort()).toEqual(['', 'err', 'out']);
+    expect(Buffer.concat(err)).toHaveLength(0);
+
+    const sleeper = await backend.execStream('sb-tty', { argv: ['sleep', '30'] });
+    sleeper.stdout.resume();
+    sleeper.stderr.resume();
+    sleeper.kill();
+    expect(await sleeper.exited).toEqual({ exitCode: null, signal: 'SIGKILL' });
+  });
+
   it('writes, reads, lists, stats and removes files byte-exact', async () => {
     await running('sb-files');
     const content = randomBytes(300_000);
@@ -85,6 +106,15 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     await backend.remove('sb-files', 'blob.bin', false);
     await expect(backend.stat('sb-files', 'blob.bin')).rejects.toThrow(/stat/);
     await expect(backend.readFile('sb-files', 'missing.bin').then(async (s) => { for await (const _ of s) void _; })).rejects.toThrow(/cannot read missing.bin/);
+  });
+
+  it('writes the launch files before reporting RUNNING', async () => {
+    const content = randomBytes(4096);
+    await backend.launch(launchSpec({ sandboxId: 'sb-seed', files: [{ path: 'seed/dir/data.bin', content }] }));
+    await waitFor(() => eventsOf('sb-seed').find((e) => e.state === 'STATE_RUNNING'), { what: 'sb-seed RUNNING' });
+    const read: Buffer[] = [];
+    for await (const c of await backend.readFile('sb-seed', 'seed/dir/data.bin')) read.push(c as Buffer);
+    expect(Buffer.concat(read).equals(content)).toBe(true);
   });
 
   it('follows logs and resumes from a byte offset', async () => {

@@ -41,7 +41,7 @@ const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
   labels: fc.dictionary(key, value, { maxKeys: 6 }),
 }).map((s) => {
   if (s.workingDir === undefined) delete s.workingDir;
-  return s as LaunchSpec;
+  return s;
 });
 
 const OPTION_SETS: SandboxPodOptions[] = [
@@ -136,7 +136,10 @@ describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
       // Control: the namespace really enforces restricted.
       const privileged = buildSandboxPod({ ...specs[0]!, sandboxId: 'control-privileged' }, OPTION_SETS[2]!);
       privileged.spec!.containers[0]!.securityContext!.privileged = true;
-      await expect(core.createNamespacedPod({ namespace: NS, body: privileged })).rejects.toThrow(/violates PodSecurity "restricted:latest"/);
+      const refusal = await core.createNamespacedPod({ namespace: NS, body: privileged }).then(() => undefined, (e: unknown) => e);
+      expect(refusal).toBeInstanceOf(k8s.ApiException);
+      expect((refusal as k8s.ApiException<unknown>).code).toBe(403);
+      expect(String((refusal as k8s.ApiException<unknown>).body)).toMatch(/violates PodSecurity .*privileged/);
       const pods = server.list('v1', 'Pod', NS);
       expect(pods).toHaveLength(seen.size);
       expect(pods.every((p) => (p.spec as { automountServiceAccountToken?: boolean }).automountServiceAccountToken === false)).toBe(true);

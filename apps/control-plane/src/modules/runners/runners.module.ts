@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { AppConfig } from '../../config';
@@ -39,11 +38,10 @@ import { PAGE_TOKEN_SECRET } from './runners.tokens';
     CreateProfileTemplateHandler,
     UpdateLegacyRunnerHandler,
     {
-      // The app's config wins; without it (a module test), env, then a per-process random key.
+      // From the injected config only (it reads the env once and generates a key when unset).
       provide: PAGE_TOKEN_SECRET,
-      useFactory: (config?: AppConfig): string =>
-        config?.pageTokenSecret ?? (process.env.PADDOCK_PAGE_TOKEN_SECRET || randomBytes(32).toString('base64url')),
-      inject: [{ token: AppConfig, optional: true }],
+      useFactory: (config: AppConfig): string => config.pageTokenSecret,
+      inject: [AppConfig],
     },
   ],
   exports: [RunnerReadRepository],

@@ -1,4 +1,5 @@
 import { PassThrough, Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import * as k8s from '@kubernetes/client-node';
 import type { RunnerCapabilities, SandboxStateReason } from '@paddock/contracts';
 import type {
@@ -52,6 +53,9 @@ export class KubernetesBackend implements SandboxBackend {
   private readonly listeners: ((e: BackendEvent) => void)[] = [];
   private readonly last = new Map<string, ObservedState>();
   private readonly stopReasons = new Map<string, SandboxStateReason>();
+  /** Spec files still to write once the pod runs; RUNNING is held back until they are in place. */
+  private readonly pendingFiles = new Map<string, LaunchSpec['files']>();
+  private readonly seeding = new Set<string>();
   private informer: k8s.Informer<k8s.V1Pod> | undefined;
   private started: Promise<void> | undefined;
   private closed = false;
@@ -134,9 +138,33 @@ export class KubernetesBackend implements SandboxBackend {
     const s = observePod(pod);
     const stopReason = this.stopReasons.get(id);
     if (stopReason && isTerminal(s.state)) return this.emit(id, { ...s, reason: stopReason });
+    if (s.state === 'STATE_RUNNING' && (this.pendingFiles.has(id) || this.seeding.has(id))) return void this.seedFiles(id);
     this.emit(id, s);
     // A pod that cannot pull its image would wait forever: reclaim it once reported.
     if (s.reason === 'IMAGE_NOT_FOUND') void this.deleteObjects(id, 0);
+  }
+
+  /**
+   * Writes the launch's files through exec, then reports RUNNING. pods/exec needs a running
+   * container, so a main process given in `command` may start before they land (see README).
+   */
+  private async seedFiles(id: string): Promise<void> {
+    const files = this.pendingFiles.get(id);
+    if (!files) return;
+    this.pendingFiles.delete(id);
+    this.seeding.add(id);
+    try {
+      for (const f of files) {
+        await this.run(id, ['sh', '-c', 'mkdir -p "$(dirname "$1")"', 'sh', f.path]);
+        await this.writeFile(id, f.path, f.content);
+      }
+      this.emit(id, { state: 'STATE_RUNNING' });
+    } catch (e) {
+      this.emit(id, { state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `writing launch files: ${e instanceof Error ? e.message : String(e)}` });
+      void this.deleteObjects(id, 0).catch(() => undefined);
+    } finally {
+      this.seeding.delete(id);
+    }
   }
 
   private observeDeleted(pod: k8s.V1Pod): void {
@@ -153,6 +181,7 @@ export class KubernetesBackend implements SandboxBackend {
   async launch(spec: LaunchSpec): Promise<void> {
     await this.start();
     const pod = buildSandboxPod(spec, this.podOpts);
+    if (spec.files.length > 0 && !this.last.has(spec.sandboxId)) this.pendingFiles.set(spec.sandboxId, spec.files);
     const policy = buildSandboxNetworkPolicy(spec, this.podOpts);
     try {
       // The policy first, so the pod never runs a moment without it.
@@ -216,10 +245,11 @@ export class KubernetesBackend implements SandboxBackend {
     const errChunks: Buffer[] = [];
     proc.stderr.on('data', (c: Buffer) => errChunks.push(c));
     proc.stdout.pipe(out, { end: false });
-    void proc.exited.then(({ exitCode }) => {
-      proc.stdout.once('end', () => (exitCode === 0 ? out.end() : out.destroy(new Error(`cannot read ${path}: ${Buffer.concat(errChunks).toString('utf8').trim()}`))));
-      if (proc.stdout.readableEnded) proc.stdout.emit('end');
-    });
+    // Ends only when the bytes are all through AND cat succeeded; a failure surfaces as a stream error.
+    void Promise.all([proc.exited, finished(proc.stdout)]).then(
+      ([{ exitCode }]) => (exitCode === 0 ? out.end() : out.destroy(new Error(`cannot read ${path}: ${Buffer.concat(errChunks).toString('utf8').trim()}`))),
+      (e: unknown) => out.destroy(e instanceof Error ? e : new Error(String(e))),
+    );
     return out;
   }
 

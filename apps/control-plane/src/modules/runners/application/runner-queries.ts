@@ -97,20 +97,22 @@ export class RunnerQueries {
     return rows.map((r) => toManagedRunner(r, latest.get((r.spec as StoredRunnerSpec).releaseChannel) ?? 0));
   }
 
+  /** ONE query: the row and its channel's latest release revision. */
   async get(organizationId: string, ref: string): Promise<ManagedRunner> {
-    const [view] = await this.views([await this.rowOf(organizationId, ref)]);
-    return view as ManagedRunner;
+    const row = await this.repo.findByRefWithLatest(organizationId, ref);
+    if (!row) throw runnerNotFound(ref);
+    return toManagedRunner(row, row.latest_revision);
   }
 
   async getByUid(uid: string): Promise<ManagedRunner | undefined> {
-    const row = await this.repo.findByUid(uid);
-    return row ? (await this.views([row]))[0] : undefined;
+    const row = await this.repo.findByUidWithLatest(uid);
+    return row ? toManagedRunner(row, row.latest_revision) : undefined;
   }
 
   async getLegacy(organizationId: string, ref: string): Promise<Record<string, unknown>> {
-    const row = await this.rowOf(organizationId, ref);
-    const latest = await this.repo.latestRevisions([(row.spec as StoredRunnerSpec).releaseChannel]);
-    return toLegacyRunner(row, latest.get((row.spec as StoredRunnerSpec).releaseChannel) ?? 0);
+    const row = await this.repo.findByRefWithLatest(organizationId, ref);
+    if (!row) throw runnerNotFound(ref);
+    return toLegacyRunner(row, row.latest_revision);
   }
 
   async list(organizationId: string, query: RawQuery): Promise<ListManagedRunnersResponse> {

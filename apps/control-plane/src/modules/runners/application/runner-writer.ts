@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import {
   PaddockError,
   RUNNER_STREAM_TYPE,
@@ -9,7 +9,8 @@ import {
 import { EventStore, ExpectedVersionConflictError, IdempotencyConflictError, type EventMetadata, type RecordedEvent } from '@paddock/event-store';
 import { decide, evolve, initialState, type RunnerState } from '../domain/runner.decider';
 import type { RunnerCommand } from '../domain/runner.commands';
-import { runnerRow } from '../projections/runner-row.projection';
+import { LATEST_REVISION, RunnerReadRepository, type RunnerRowWithLatest } from '../projections/runner-read.repository';
+import { runnerRow, runnerStateOfRow } from '../projections/runner-row.projection';
 import type { RunnersTables } from '../runners.tables';
 
 /** The log only ever holds events this module wrote, so the stored shape is the domain shape. */
@@ -24,7 +25,12 @@ export interface WriteOutcome {
   state: RunnerState;
   version: number;
   events: RunnerEvent[];
+  /** The runner's `cp_runners` row after the write (with its channel's latest revision); absent once removed. */
+  row?: RunnerRowWithLatest;
 }
+
+/** Builds the command from the locked row (so checks against the row run in the transaction). */
+export type CommandOfRow = (row: RunnerRowWithLatest | undefined) => RunnerCommand;
 
 const UNIQUE_VIOLATION = '23505';
 /** Optimistic retries on a version conflict; each retry re-reads and re-decides. */
@@ -41,21 +47,32 @@ function pgError(e: unknown): { code?: string; constraint?: string } {
  */
 @Injectable()
 export class RunnerWriter {
-  constructor(private readonly store: EventStore<RunnersTables>) {}
+  constructor(
+    private readonly store: EventStore<RunnersTables>,
+    private readonly repo: RunnerReadRepository,
+  ) {}
 
-  private async project(trx: Transaction<RunnersTables>, state: RunnerState, version: number): Promise<void> {
-    if (state.status === 'Absent') return;
+  /**
+   * Upserts (or deletes) the row of `state`, RETURNING what a GET would read (the channel's latest
+   * release is computed there too, since the write may have changed the channel), so the caller
+   * renders its response without another read.
+   */
+  private async project(trx: Transaction<RunnersTables>, state: RunnerState, version: number): Promise<RunnerRowWithLatest | undefined> {
+    if (state.status === 'Absent') return undefined;
     const row = runnerRow(state, version);
     if (!row) {
       await trx.deleteFrom('cp_runners').where('uid', '=', state.uid).execute();
-      return;
+      return undefined;
     }
     const { uid: _uid, ...changes } = row;
-    await trx
+    const written = await trx
       .insertInto('cp_runners')
       .values(row)
       .onConflict((oc) => oc.column('uid').doUpdateSet(changes))
-      .execute();
+      .returningAll()
+      .returning([sql<string>`create_time::text`.as('create_time_text'), LATEST_REVISION.as('latest_revision')])
+      .executeTakeFirstOrThrow();
+    return written;
   }
 
   private toNew(events: RunnerEvent[], metadata: EventMetadata) {
@@ -64,20 +81,78 @@ export class RunnerWriter {
 
   /** Runs `command` against the runner stream `uid`, retrying on concurrent appends. */
   async execute(uid: string, command: RunnerCommand, metadata: EventMetadata, retries = DEFAULT_RETRIES): Promise<WriteOutcome> {
-    const streamId = runnerStreamId(uid);
+    return this.run(uid, (trx) => this.repo.findByUidWithLatest(uid, { trx, forUpdate: true }), () => command, metadata, retries);
+  }
+
+  /**
+   * Runs the command built from the runner named `ref` (runner id or uid) in `organizationId`;
+   * `undefined` when the organization has no such runner (the caller answers `not_found`).
+   */
+  async executeByRef(
+    organizationId: string,
+    ref: string,
+    commandOf: CommandOfRow,
+    metadata: EventMetadata,
+    retries = DEFAULT_RETRIES,
+  ): Promise<WriteOutcome | undefined> {
+    let missing = false;
+    const outcome = await this.run(
+      undefined,
+      async (trx) => {
+        const row = await this.repo.findByRefWithLatest(organizationId, ref, { trx, forUpdate: true });
+        missing = row === undefined;
+        return row;
+      },
+      commandOf,
+      metadata,
+      retries,
+    );
+    return missing ? undefined : outcome;
+  }
+
+  /**
+   * One transaction: lock the projection row (`SELECT … FOR UPDATE`, with the channel's latest
+   * release in the same query), decide from the state it holds, append with its `stream_version`
+   * as the expected version (checked in the append statement), upsert the evolved row RETURNING it.
+   * BEGIN + 3 statements + COMMIT, whatever the stream's length.
+   *
+   * Every writer locks the row before the stream (`es_streams` row, taken by the append), so two
+   * writers never wait on each other in opposite orders. Should the row ever disagree with the
+   * stream (the append's version check refuses it), the retry folds the stream instead, still
+   * under the row lock. Without a row (never created, or removed) the stream is folded as before.
+   */
+  private async run(
+    uid: string | undefined,
+    lock: (trx: Transaction<RunnersTables>) => Promise<RunnerRowWithLatest | undefined>,
+    commandOf: CommandOfRow,
+    metadata: EventMetadata,
+    retries: number,
+  ): Promise<WriteOutcome> {
+    let trustRow = true;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.store.transaction(async (trx) => {
-          const { state, version } = await this.store.aggregate(streamId, runnerFolder, { trx });
+        return await this.store.transaction(async (trx): Promise<WriteOutcome> => {
+          const locked = await lock(trx);
+          const streamUid = locked?.uid ?? uid;
+          if (streamUid === undefined) return { state: initialState(), version: 0, events: [] };
+          const streamId = runnerStreamId(streamUid);
+          const { state, version } =
+            locked && trustRow
+              ? { state: runnerStateOfRow(locked) as RunnerState, version: locked.stream_version }
+              : await this.store.aggregate(streamId, runnerFolder, { trx });
+          const command = commandOf(locked);
           const events = decide(command, state);
-          if (events.length === 0) return { state, version, events };
+          if (events.length === 0) return { state, version, events, ...(locked ? { row: locked } : {}) };
           const appended = await this.store.append(streamId, RUNNER_STREAM_TYPE, this.toNew(events, metadata), { expectedVersion: version, trx });
           const next = events.reduce(evolve, state);
-          await this.project(trx, next, appended.streamPosition);
-          return { state: next, version: appended.streamPosition, events };
+          const row = await this.project(trx, next, appended.streamPosition);
+          return { state: next, version: appended.streamPosition, events, ...(row ? { row } : {}) };
         });
       } catch (e) {
-        if (e instanceof ExpectedVersionConflictError && attempt < retries) continue;
+        if (e instanceof ExpectedVersionConflictError && attempt < retries) {
+          trustRow = false;
+          continue;
+        }
         throw e;
       }
     }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { MaintenancePolicy, ReleaseChannel, RunnerConnectionStatus, StoredRunnerSpec } from '@paddock/contracts';
 import { KYSELY } from '../../../infrastructure/tokens';
 import { ReleaseCatalog } from '../../releases';
@@ -7,6 +7,19 @@ import type { RunnersTable, RunnersTables } from '../runners.tables';
 import type { PageCursor } from './page-token';
 
 export type RunnerRow = Selectable<RunnersTable> & { create_time_text: string };
+
+/** A runner row with the newest release revision of its channel (0 when none is published). */
+export type RunnerRowWithLatest = RunnerRow & { latest_revision: number };
+
+/**
+ * Newest release revision on the row's channel, computed in the row's own query so a GET is ONE
+ * round trip and never serves a stale catalogue. UNSPECIFIED means STABLE, as in
+ * `ReleaseCatalog.latest`. Backed by the catalogue's (channel, ...) index; a max over a handful of rows.
+ */
+export const LATEST_REVISION = sql<number>`coalesce((
+  SELECT max(r.revision) FROM cp_releases r
+   WHERE r.channel = CASE WHEN cp_runners.spec->>'releaseChannel' = 'RELEASE_CHANNEL_UNSPECIFIED'
+                          THEN 'RELEASE_CHANNEL_STABLE' ELSE cp_runners.spec->>'releaseChannel' END), 0)::int`;
 
 export interface RunnerConnectionState {
   organizationId: string;
@@ -54,9 +67,47 @@ export class RunnerReadRepository {
 
   /** By the operator-assigned runner id, else by the server uid. */
   async findByRef(organizationId: string, ref: string): Promise<RunnerRow | undefined> {
-    const byId = await this.base().where('organization_id', '=', organizationId).where('runner_id', '=', ref).executeTakeFirst();
-    if (byId || !UUID.test(ref)) return byId;
-    return this.base().where('organization_id', '=', organizationId).where('uid', '=', ref.toLowerCase()).executeTakeFirst();
+    return this.findByRefWithLatest(organizationId, ref);
+  }
+
+  /**
+   * ONE query: the row by runner id, else by uid (a runner id wins over another runner's uid, as
+   * the former two-step lookup did), with its channel's latest release revision. `forUpdate`
+   * locks the row inside `trx`: the writers serialise on it before touching the stream.
+   */
+  async findByRefWithLatest(
+    organizationId: string,
+    ref: string,
+    opts: { trx?: Transaction<RunnersTables>; forUpdate?: boolean } = {},
+  ): Promise<RunnerRowWithLatest | undefined> {
+    const db = opts.trx ?? this.db;
+    let q = db
+      .selectFrom('cp_runners')
+      .selectAll()
+      .select(sql<string>`create_time::text`.as('create_time_text'))
+      .select(LATEST_REVISION.as('latest_revision'))
+      .where('organization_id', '=', organizationId);
+    if (UUID.test(ref)) {
+      const uid = ref.toLowerCase();
+      q = q
+        .where((eb) => eb.or([eb('runner_id', '=', ref), eb('uid', '=', uid)]))
+        .orderBy(sql`(runner_id = ${ref}) DESC`)
+        .limit(1);
+    } else {
+      q = q.where('runner_id', '=', ref);
+    }
+    return opts.forUpdate ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
+  }
+
+  /** ONE query: the row by uid (cross-org; for the writers) with its channel's latest revision. */
+  async findByUidWithLatest(uid: string, opts: { trx?: Transaction<RunnersTables>; forUpdate?: boolean } = {}): Promise<RunnerRowWithLatest | undefined> {
+    const q = (opts.trx ?? this.db)
+      .selectFrom('cp_runners')
+      .selectAll()
+      .select(sql<string>`create_time::text`.as('create_time_text'))
+      .select(LATEST_REVISION.as('latest_revision'))
+      .where('uid', '=', uid);
+    return opts.forUpdate ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
   }
 
   async findByUid(uid: string): Promise<RunnerRow | undefined> {

@@ -1,7 +1,8 @@
-import type { Insertable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
+import type { InstallError, ProfileBinding, RunnerConnectionStatus, RunnerInstallStatus, StoredRunnerSpec } from '@paddock/contracts';
 import { policyEtag } from '../domain/etag';
 import { renderDeploymentSpec } from '../domain/deployment-spec';
-import type { RunnerState } from '../domain/runner.state';
+import type { DeletingRunner, LiveRunner, RunnerState } from '../domain/runner.state';
 import type { RunnersTable } from '../runners.tables';
 
 /** Gateway address written into the rendered Deployment. */
@@ -41,5 +42,41 @@ export function runnerRow(state: RunnerState, streamVersion: number): Insertable
     stream_version: streamVersion,
     create_time: state.createdAt,
     update_time: state.updatedAt,
+  };
+}
+
+const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
+
+/**
+ * The inverse of {@link runnerRow}: the folded state a `cp_runners` row stands for. The row is
+ * written from the fold in the same transaction as every append, with `stream_version`, so a
+ * writer that locks the row (`SELECT … FOR UPDATE`) can decide from it instead of re-reading the
+ * whole stream; the append's expected version (`stream_version`) still guards it in SQL.
+ * DELETING is left only by removal (the decider's rule), so it alone marks a deleting runner.
+ */
+export function runnerStateOfRow(row: Selectable<RunnersTable>): LiveRunner | DeletingRunner {
+  return {
+    status: row.install_status === 'RUNNER_INSTALL_STATUS_DELETING' ? 'Deleting' : 'Live',
+    uid: row.uid,
+    organizationId: row.organization_id,
+    runnerId: row.runner_id,
+    zone: row.zone,
+    clusterId: row.cluster_id,
+    clusterName: row.cluster_name,
+    runnerGroupId: row.runner_group_id,
+    displayName: row.display_name,
+    spec: row.spec as StoredRunnerSpec,
+    policy: (row.policy ?? null) as Record<string, unknown> | null,
+    policyRevision: row.policy_revision,
+    installStatus: row.install_status as RunnerInstallStatus,
+    installError: (row.install_error ?? null) as InstallError | null,
+    connectionStatus: row.connection_status as RunnerConnectionStatus,
+    activeRevision: row.active_revision,
+    target: { revision: row.target_revision, version: row.target_version, image: row.target_image },
+    allowPrivilegedProfileAnnotations: row.allow_privileged_profile_annotations,
+    profileBindings: (row.profile_bindings ?? []) as ProfileBinding[],
+    lastFencingToken: Number(row.last_fencing_token),
+    createdAt: iso(row.create_time),
+    updatedAt: iso(row.update_time),
   };
 }

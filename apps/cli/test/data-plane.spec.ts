@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT, startAppProcess, waitFor, type AppProcess } from '@paddock/testing';
+import { sh, startPlatform, type Platform } from './support/platform';
+import { TmuxSession } from './support/tmux';
+
+/**
+ * `cwic sandbox` data-plane commands against the compiled gateway and a real runner process
+ * (local backend: bubblewrap), through pipes, and `sh` through a real terminal.
+ */
+const GATEWAY_ENTRY = join(REPO_ROOT, 'apps', 'gateway', 'dist', 'main.js');
+const RUNNER_ENTRY = join(REPO_ROOT, 'apps', 'runner', 'dist', 'main.js');
+
+describe('cwic sandbox data-plane commands (gateway + runner)', () => {
+  let p: Platform;
+  let gw: AppProcess;
+  let runnerProc: ChildProcess;
+  let runnerLog = '';
+  let id = '';
+  const sessions: TmuxSession[] = [];
+
+  beforeAll(async () => {
+    p = await startPlatform();
+    const organizationId = (await p.api<{ organization: { id: string } }>('GET', '/v1/auth/whoami')).json.organization.id;
+    const cluster = await p.api<{ id: string }>('POST', '/v1/clusters', { name: 'dp', zone: 'us-east-1' });
+    expect(cluster.status).toBeLessThan(300);
+    const created = await p.api('POST', '/v1/sandbox/managedRunners?requestId=dp-1', { identity: { runnerId: 'dp-1', zone: 'us-east-1', clusterId: cluster.json.id }, requestId: 'dp-1' });
+    expect(created.status).toBeLessThan(300);
+    gw = await startAppProcess({ entry: GATEWAY_ENTRY, portVar: 'GATEWAY_PORT', env: { DATABASE_URL: p.databaseUrl, NATS_URL: p.nats.url, GATEWAY_AUTH_CACHE_MS: '0', GATEWAY_LOG_LEVEL: 'error' } });
+    const state = mkdtempSync(join(tmpdir(), 'cwic-runner-'));
+    chmodSync(state, 0o755);
+    const config = join(state, 'runner.yaml');
+    writeFileSync(config, 'revision: 1\n');
+    runnerProc = spawn(process.execPath, [RUNNER_ENTRY], {
+      env: {
+        ...process.env,
+        PADDOCK_RUNNER_ID: 'dp-1',
+        PADDOCK_ORGANIZATION_ID: organizationId,
+        PADDOCK_CLUSTER_ID: cluster.json.id,
+        PADDOCK_ZONE: 'us-east-1',
+        NATS_URL: p.nats.url,
+        PADDOCK_RUNNER_CONFIG: config,
+        PADDOCK_RUNNER_STATE_DIR: state,
+        PADDOCK_HEARTBEAT_INTERVAL_MS: '1000',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    runnerProc.stdout?.on('data', (d: Buffer) => (runnerLog += d.toString()));
+    runnerProc.stderr?.on('data', (d: Buffer) => (runnerLog += d.toString()));
+    p.shellEnv.PADDOCK_API_KEY = p.token;
+    p.shellEnv.PADDOCK_CONTROL_PLANE_URL = p.cpUrl;
+    p.shellEnv.PADDOCK_GATEWAY_URL = gw.url;
+    await waitFor(async () => (await p.api<{ connectionStatus: string }>('GET', '/v1/sandbox/managedRunners/dp-1')).json.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED', {
+      timeoutMs: 60_000,
+      what: `runner dp-1 CONNECTED (runner output: ${runnerLog.slice(-500)})`,
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const s of sessions) s.kill();
+    runnerProc?.kill('SIGTERM');
+    await gw?.stop();
+    await p?.stop();
+  });
+
+  it('create --wait prints the id; ls and get show it RUNNING', () => {
+    const c = sh(p, 'cwic sandbox create --image paddock/base --wait -o name -- sleep 600');
+    expect(c.stderr).toBe('');
+    expect(c.code).toBe(0);
+    expect(c.stdout).toMatch(/^sandbox\/\S+\n$/);
+    id = c.stdout.trim().replace('sandbox/', '');
+    expect(sh(p, 'cwic sandbox ls -o name').stdout).toContain(`sandbox/${id}`);
+    const g = sh(p, `cwic sandbox get ${id} -o json | jq -r '.[0].status.state'`);
+    expect(g.stdout.trim()).toBe('STATE_RUNNING');
+  });
+
+  it("exec streams output and returns the command's exit code", () => {
+    const r = sh(p, `cwic sandbox exec ${id} -- sh -c 'echo out; echo err >&2; exit 7'`);
+    expect(r.code).toBe(7);
+    expect(r.stdout).toBe('out\n');
+    expect(r.stderr).toBe('err\n');
+  });
+
+  it('cp to and from the sandbox through pipes', () => {
+    const up = sh(p, `printf 'hello paddock' | cwic sandbox cp - ${id}:/tmp/greeting`);
+    expect(up.code).toBe(0);
+    const down = sh(p, `cwic sandbox cp ${id}:/tmp/greeting -`);
+    expect(down.code).toBe(0);
+    expect(down.stdout).toBe('hello paddock');
+    expect(sh(p, `cwic sandbox cp ${id}:/tmp/nope -`).code).toBe(3);
+  });
+
+  it('logs show the main process output', () => {
+    const c = sh(p, "cwic sandbox create --image paddock/base --wait -o name -- sh -c 'echo from-main; sleep 600'");
+    expect(c.code).toBe(0);
+    const other = c.stdout.trim();
+    return waitFor(() => sh(p, `cwic sandbox logs ${other}`).stdout.includes('from-main'), { timeoutMs: 15_000, what: 'logs' });
+  });
+
+  it('explain names the runner that would take a spec, and why one would not', () => {
+    writeFileSync(join(p.workDir, 'spec.yaml'), 'containers:\n  - name: main\n    image: paddock/base\n    command: sleep\n    args: ["1"]\n');
+    const r = sh(p, 'cwic sandbox explain -f spec.yaml');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('would place on: dp-1');
+    writeFileSync(join(p.workDir, 'python.yaml'), 'containers:\n  - name: main\n    image: python:3.12-slim\n');
+    const refused = sh(p, 'cwic sandbox explain -f python.yaml');
+    expect(refused.stdout).toContain('no runner admits this spec');
+    expect(refused.stdout).toMatch(/dp-1: refuses[\s\S]*containers\[0\]\.image/);
+    // The same spec, created: refused with the seeds' error shape, exit 4 (failed precondition).
+    const create = sh(p, 'cwic sandbox create -f python.yaml');
+    expect(create.code).toBe(4);
+    expect(create.stderr).toMatch(/^Error: creating sandbox: failed_precondition: /);
+  });
+
+  it('sh opens an interactive shell in a real terminal', async () => {
+    const s = TmuxSession.start(`cwic sandbox sh ${id}`, { ...p.shellEnv, TERM: 'xterm-256color' }, p.workDir);
+    sessions.push(s);
+    await waitFor(() => s.screen().trim().length > 0, { timeoutMs: 20_000, what: 'a prompt' });
+    s.type('echo $((6*7))');
+    await s.waitForText('42');
+    s.type('exit 5');
+    expect(await s.exitCode()).toBe(5);
+  }, 60_000);
+
+  it('stop ends the sandbox; a missing one exits 3', () => {
+    const r = sh(p, `cwic sandbox stop ${id}`);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`sandbox/${id} stopped`);
+    const missing = sh(p, 'cwic sandbox get does-not-exist');
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(/^Error: getting sandbox does-not-exist: not_found: /);
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * Pins the database round trips of the two hot paths, so a change that adds one fails here
+ * instead of silently in `pnpm bench`:
+ * - GET /v1/sandbox/managedRunners/{id}: ONE statement (row + its channel's latest release);
+ * - policy PATCH: BEGIN, lock the projection row (SELECT … FOR UPDATE, with the latest release),
+ *   the append statement (expected-version check + insert), the row upsert RETURNING the
+ *   response row, COMMIT: 5, independent of the stream's length.
+ * Statements are captured at the `pg` client (every statement the app sends, kysely's BEGIN and
+ * COMMIT included). Statements of the caller's authentication and the after-commit consumer nudge
+ * (NOTIFY on the waker's own connection, not awaited by the request) are not the runners
+ * module's and are left out.
+ *
+ * It also checks the premise of the PATCH path: the `cp_runners` row, decoded back into a state,
+ * equals the fold of the runner's whole stream after creates, policy and settings edits, install
+ * reports, connection changes and an applied update.
+ */
+import { CommandBus } from '@nestjs/cqrs';
+import { Client, type QueryConfig } from 'pg';
+import type { Selectable } from 'kysely';
+import { RecordRunnerConnectionCommand } from '../../src/modules/runners';
+import { evolve, initialState, type RunnerState } from '../../src/modules/runners/domain/runner.decider';
+import { runnerStateOfRow } from '../../src/modules/runners/projections/runner-row.projection';
+import type { RunnersTable } from '../../src/modules/runners/runners.tables';
+import type { RunnerEvent } from '@paddock/contracts';
+import { api, startTestApp, type TestApp } from '../support/app';
+import { createRunner, installReport } from '../support/fixtures';
+import { publishRelease, report } from './support';
+
+let t: TestApp;
+let pg: Client;
+beforeAll(async () => {
+  t = await startTestApp();
+  pg = new Client({ connectionString: t.databaseUrl });
+  await pg.connect();
+});
+afterAll(async () => {
+  await pg?.end();
+  await t?.close();
+});
+
+const RUNNERS_STATEMENT = /^\s*(begin|commit|rollback)\b|cp_runners|cp_releases|es_streams|es_messages|es_idempotency/i;
+
+/** Runs `fn` and returns the SQL text of every statement the app sent meanwhile. */
+async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  const proto = Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function (this: Client, ...args: unknown[]): unknown {
+    const first = args[0];
+    const text = typeof first === 'string' ? first : ((first as QueryConfig | undefined)?.text ?? '');
+    if (this !== pg) seen.push(text.replace(/\s+/g, ' ').trim());
+    return original.apply(this, args);
+  };
+  try {
+    await fn();
+  } finally {
+    proto.query = original;
+  }
+  return seen;
+}
+
+/**
+ * Background scans that may run meanwhile on their own timers (the intake's disconnect sweep, the
+ * maintenance scheduler): not part of the request.
+ */
+const BACKGROUND = [/"last_heartbeat_time" from "cp_runners"$/i, /"install_status" != \$1$/i];
+
+const runnerStatements = (all: string[]): string[] =>
+  all.filter((s) => RUNNERS_STATEMENT.test(s) && !/notify/i.test(s) && !BACKGROUND.some((b) => b.test(s)));
+
+it('GET of a runner is ONE query; a policy PATCH is BEGIN + 3 statements + COMMIT', async () => {
+  await createRunner(t, 'rt-runner', { policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 60 } } } });
+  // Grow the stream: the PATCH must not read it (its cost does not grow with the history).
+  let etag = (await api(t, 'GET', '/v1/sandbox/managedRunners/rt-runner', { token: t.adminToken })).body.etag as string;
+  for (let i = 0; i < 20; i++) {
+    const r = await api(t, 'PATCH', '/v1/sandbox/managedRunners/rt-runner?updateMask=policy', {
+      token: t.adminToken,
+      body: { etag, policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 100 + i } } } },
+    });
+    expect(r.status).toBe(200);
+    etag = r.body.etag as string;
+  }
+
+  let got: Awaited<ReturnType<typeof api>> | undefined;
+  const getSql = runnerStatements(await statementsOf(async () => {
+    got = await api(t, 'GET', '/v1/sandbox/managedRunners/rt-runner', { token: t.adminToken });
+  }));
+  expect(got?.status).toBe(200);
+  expect(getSql).toHaveLength(1);
+  expect(getSql[0]).toMatch(/from "cp_runners"/i);
+  expect(getSql[0]).toMatch(/cp_releases/i);
+
+  let patched: Awaited<ReturnType<typeof api>> | undefined;
+  const patchSql = runnerStatements(await statementsOf(async () => {
+    patched = await api(t, 'PATCH', '/v1/sandbox/managedRunners/rt-runner?updateMask=policy', {
+      token: t.adminToken,
+      body: { etag, policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 7 } } } },
+    });
+  }));
+  expect(patched?.status).toBe(200);
+  expect(patchSql).toHaveLength(5);
+  expect(patchSql[0]).toMatch(/^begin/i);
+  expect(patchSql[1]).toMatch(/from "cp_runners".*for update/i);
+  expect(patchSql[2]).toMatch(/insert into es_messages/i);
+  expect(patchSql[3]).toMatch(/insert into "cp_runners".*on conflict.*returning/i);
+  expect(patchSql[4]).toMatch(/^commit/i);
+  // No statement reads the stream back.
+  expect(patchSql.some((s) => /from es_messages/i.test(s) && !/insert/i.test(s))).toBe(false);
+
+  // The PATCH response is what the next GET reads.
+  const after = await api(t, 'GET', '/v1/sandbox/managedRunners/rt-runner', { token: t.adminToken });
+  expect(after.body).toEqual(patched?.body);
+  expect(after.body.etag).not.toBe(etag);
+});
+
+it('a stale etag on the fast path is still refused, with nothing appended', async () => {
+  await createRunner(t, 'rt-stale');
+  const first = await api(t, 'GET', '/v1/sandbox/managedRunners/rt-stale', { token: t.adminToken });
+  const ok = await api(t, 'PATCH', '/v1/sandbox/managedRunners/rt-stale?updateMask=policy', {
+    token: t.adminToken,
+    body: { etag: first.body.etag, policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 5 } } } },
+  });
+  expect(ok.status).toBe(200);
+  const before = await pg.query<{ stream_position: string }>('SELECT stream_position FROM es_streams WHERE stream_id = $1', [`managed_runner-${first.body.uid}`]);
+  const stale = await api(t, 'PATCH', '/v1/sandbox/managedRunners/rt-stale?updateMask=policy', {
+    token: t.adminToken,
+    body: { etag: first.body.etag, policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 6 } } } },
+  });
+  expect(stale.status).toBe(400);
+  expect(stale.body.message).toBe('managed_runner.etag is stale; reload the runner and retry');
+  const afterStale = await pg.query<{ stream_position: string }>('SELECT stream_position FROM es_streams WHERE stream_id = $1', [`managed_runner-${first.body.uid}`]);
+  expect(afterStale.rows[0]?.stream_position).toBe(before.rows[0]?.stream_position);
+});
+
+it('the cp_runners row decodes to exactly the fold of the stream (the PATCH path decides from it)', async () => {
+  const { clusterId, body } = await createRunner(t, 'rt-fold', { spec: { releaseChannel: 'RELEASE_CHANNEL_STABLE' } });
+  const uid = body.uid as string;
+  const compare = async (): Promise<void> => {
+    const { rows } = await pg.query<{ message_type: string; message_data: unknown }>(
+      'SELECT message_type, message_data FROM es_messages WHERE stream_id = $1 ORDER BY stream_position',
+      [`managed_runner-${uid}`],
+    );
+    let folded: RunnerState = initialState();
+    for (const r of rows) folded = evolve(folded, { type: r.message_type, data: r.message_data } as RunnerEvent);
+    const row = (await pg.query<Selectable<RunnersTable>>('SELECT * FROM cp_runners WHERE uid = $1', [uid])).rows[0];
+    expect(row).toBeDefined();
+    expect(runnerStateOfRow(row as Selectable<RunnersTable>)).toEqual(folded);
+    expect((row as Selectable<RunnersTable>).stream_version).toBe(rows.length);
+  };
+  await compare();
+
+  const etag = (await api(t, 'GET', '/v1/sandbox/managedRunners/rt-fold', { token: t.adminToken })).body.etag as string;
+  const edited = await api(t, 'PATCH', '/v1/sandbox/managedRunners/rt-fold?updateMask=display_name,spec.release_channel,policy', {
+    token: t.adminToken,
+    body: {
+      displayName: 'Fold check',
+      spec: { releaseChannel: 'RELEASE_CHANNEL_RAPID' },
+      policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 42 } } },
+      etag,
+    },
+  });
+  expect(edited.status).toBe(200);
+  await compare();
+
+  await report(t, installReport(t, 'rt-fold', clusterId, { installStatus: 'RUNNER_INSTALL_STATUS_PROVISIONING', activeRevision: 0, fencingToken: 3 }));
+  await report(t, installReport(t, 'rt-fold', clusterId, { installStatus: 'RUNNER_INSTALL_STATUS_READY', activeRevision: 1, fencingToken: 3 }));
+  await compare();
+
+  await t.app.get(CommandBus).execute(
+    new RecordRunnerConnectionCommand({ organizationId: t.organizationId, runnerId: 'rt-fold', status: 'RUNNER_CONNECTION_STATUS_CONNECTED', at: new Date() }),
+  );
+  await compare();
+
+  const rapid = await publishRelease(t, 'RELEASE_CHANNEL_RAPID', '9.1.0');
+  const before = await api(t, 'GET', '/v1/sandbox/managedRunners/rt-fold', { token: t.adminToken });
+  expect(before.body.updateAvailable).toBe(true);
+  const applied = await api(t, 'POST', '/v1/sandbox/managedRunners/rt-fold:applyAvailableUpdate', { token: t.adminToken, body: {} });
+  expect(applied.status).toBe(200);
+  expect(applied.body.targetRevision).toBe(String(rapid));
+  expect(applied.body.updateAvailable).toBe(false);
+  await compare();
+
+  const deleted = await api(t, 'DELETE', '/v1/sandbox/managedRunners/rt-fold', { token: t.adminToken });
+  expect(deleted.status).toBe(200);
+  await compare();
+});
