@@ -19,8 +19,9 @@ export function paddockVitest(
       include: opts.include ?? ['test/**/*.spec.ts', 'src/**/*.spec.ts'],
       setupFiles: opts.nest ? ['reflect-metadata'] : [],
       globalSetup: opts.globalSetup ?? [],
-      testTimeout: opts.timeoutMs ?? 30_000,
-      hookTimeout: 60_000,
+      // Generous: suites run beside other suites on 2 cores; a hung test is still caught.
+      testTimeout: opts.timeoutMs ?? 120_000,
+      hookTimeout: 300_000,
       pool: 'forks',
       allowOnly: false,
       reporters: ['default', 'json'],

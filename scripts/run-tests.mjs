@@ -14,9 +14,13 @@ for (const group of ['apps', 'packages']) {
 rmSync(join(root, 'e2e', '.vitest'), { recursive: true, force: true });
 
 const extra = process.argv.slice(2);
+// --continue: every package's tests run even when one fails, so the closing line counts them all.
+// A bounded concurrency: suites start real Postgres, NATS, sandboxes and app processes, and on a
+// 2-core machine running many at once turns timeouts into noise.
+const concurrency = process.env.PADDOCK_TEST_CONCURRENCY ?? '2';
 const turbo = spawnSync(
   'pnpm',
-  ['exec', 'turbo', 'run', 'typecheck', 'lint', 'test', '--output-logs=errors-only', ...extra],
+  ['exec', 'turbo', 'run', 'typecheck', 'lint', 'test', '--continue', `--concurrency=${concurrency}`, '--output-logs=errors-only', ...extra],
   { cwd: root, stdio: 'inherit', env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' } },
 );
 const summary = spawnSync('node', [join(root, 'scripts/test-summary.mjs')], { cwd: root, stdio: 'inherit' });

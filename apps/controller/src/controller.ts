@@ -84,7 +84,7 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
   const driver =
     opts.driver?.(nc, heartbeats) ??
     (kc
-      ? new KubernetesDriver(kc, { natsUrl: env.NATS_URL, mayWrite: () => isLeader() })
+      ? new KubernetesDriver(kc, { natsUrl: env.NATS_URL, clusterId: cluster.id, mayWrite: () => isLeader() })
       : new LocalDriver({ stateDir: env.PADDOCK_CONTROLLER_STATE_DIR, runnerEntry: env.PADDOCK_RUNNER_ENTRY, natsUrl: env.NATS_URL, heartbeats }));
   const elector = kc
     ? new LeaseElector(

@@ -127,5 +127,5 @@ describe('controller with the local driver and the real runner', () => {
     await waitFor(async () => (await api('GET', '/v1/sandbox/managedRunners/local-a')).status === 404, { timeoutMs: 90_000, what: 'runner gone' });
     expect(alive(pid)).toBe(false);
     expect(existsSync(join(stateDir, 'runners', 'local-a'))).toBe(false);
-  });
+  }, 120_000);
 });

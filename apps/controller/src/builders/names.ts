@@ -5,6 +5,8 @@ export const FIELD_MANAGER = 'paddock-controller';
 export const LABEL_RUNNER = 'paddock.dev/runner-id';
 export const LABEL_RUNNER_UID = 'paddock.dev/runner-uid';
 export const LABEL_ORG = 'paddock.dev/organization-id';
+/** The cluster id: a controller only garbage-collects objects of its own cluster. */
+export const LABEL_CLUSTER = 'paddock.dev/cluster-id';
 export const LABEL_COMPONENT = 'app.kubernetes.io/component';
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const ANNOTATION_REVISION = 'paddock.dev/revision';

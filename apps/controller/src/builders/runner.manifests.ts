@@ -1,6 +1,7 @@
 import { runnerConfigOf, type DesiredRunner } from '../desired';
 import {
   ANNOTATION_REVISION,
+  LABEL_CLUSTER,
   LABEL_COMPONENT,
   LABEL_MANAGED_BY,
   LABEL_ORG,
@@ -33,6 +34,7 @@ function commonLabels(d: DesiredRunner, component: string): Record<string, strin
     [LABEL_RUNNER]: d.runnerId,
     [LABEL_RUNNER_UID]: d.uid,
     [LABEL_ORG]: d.organizationId,
+    [LABEL_CLUSTER]: d.clusterId,
     [LABEL_COMPONENT]: component,
     [LABEL_MANAGED_BY]: 'paddock-controller',
     'app.kubernetes.io/part-of': 'paddock',

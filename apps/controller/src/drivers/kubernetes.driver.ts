@@ -1,12 +1,17 @@
 import { AppsV1Api, CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
 import { buildRunnerObjects } from '../builders/runner.manifests';
-import { FIELD_MANAGER, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUNNER, LABEL_RUNNER_UID, runnerName, runnerNamespace, sandboxNamespace } from '../builders/names';
+import { FIELD_MANAGER, LABEL_CLUSTER, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUNNER, LABEL_RUNNER_UID, runnerName, runnerNamespace, sandboxNamespace } from '../builders/names';
 import type { DesiredRunner } from '../desired';
 import { diagnoseInstall, type Diagnosis, type ObservedDeployment, type ObservedNode, type ObservedPod } from '../reconcile/diagnosis';
 import type { ClusterDriver } from './driver';
 
 export interface KubernetesDriverOptions {
   natsUrl: string;
+  /**
+   * Only objects labelled with this cluster id are garbage-collected (several clusters, or a
+   * shared API server in tests, must never tear down each other's runners).
+   */
+  clusterId?: string;
   now?: () => Date;
   /**
    * Fencing: checked right before every write, so a deposed leader that resumes in the middle of
@@ -95,7 +100,8 @@ export class KubernetesDriver implements ClusterDriver {
   }
 
   async listDeployed(): Promise<{ runnerId: string; uid: string }[]> {
-    const list = await this.core.listNamespace({ labelSelector: `${LABEL_MANAGED_BY}=paddock-controller,${LABEL_COMPONENT}=runner` });
+    const cluster = this.opts.clusterId ? `,${LABEL_CLUSTER}=${this.opts.clusterId}` : '';
+    const list = await this.core.listNamespace({ labelSelector: `${LABEL_MANAGED_BY}=paddock-controller,${LABEL_COMPONENT}=runner${cluster}` });
     return list.items
       .map((n) => ({ runnerId: n.metadata?.labels?.[LABEL_RUNNER] ?? '', uid: n.metadata?.labels?.[LABEL_RUNNER_UID] ?? '' }))
       .filter((r) => r.runnerId && r.uid);
