@@ -125,12 +125,20 @@ export class LeaseElector {
       // Rounds never overlap: two rounds of one instance would race each other into a 409.
       if (inFlight || this.stopped) return;
       inFlight = true;
+      let timer: NodeJS.Timeout | undefined;
       try {
-        await this.tryAcquireOrRenew();
+        // A round that hangs (lost connection) must not block every later round forever.
+        await Promise.race([
+          this.tryAcquireOrRenew(),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error('lease round timed out')), this.renewDeadlineMs());
+          }),
+        ]);
       } catch {
         // Cannot reach the API server: keep leading only while the lease is surely still ours.
         if (this.leading && this.now().getTime() - this.lastRenew > this.renewDeadlineMs()) this.lost();
       } finally {
+        clearTimeout(timer);
         inFlight = false;
       }
     };

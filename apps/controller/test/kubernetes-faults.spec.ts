@@ -287,7 +287,8 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
       await waitFor(async () => (await replicas()) === 1, { timeoutMs: 10_000, intervalMs: 50, what: 'replicas taken back' });
     }
     const dep = await apps.readNamespacedDeployment({ name, namespace: ns });
-    const owner = dep.metadata?.managedFields?.find((m) => JSON.stringify(m.fieldsV1 ?? {}).includes('"f:replicas"'));
+    // The owner of spec.replicas (status.replicas belongs to the deployment controller).
+    const owner = dep.metadata?.managedFields?.find((m) => (m.fieldsV1 as { 'f:spec'?: Record<string, unknown> } | undefined)?.['f:spec']?.['f:replicas'] !== undefined);
     expect(owner?.manager).toBe('paddock-controller');
     // Once stable: count the controller's writes over a window of resync periods (1 s each).
     const w0 = k8s.writeCount('paddock-controller');

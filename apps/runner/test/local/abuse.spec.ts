@@ -67,12 +67,17 @@ describe('local backend: isolation and resource abuse', () => {
     // Busy loops for 2 s of wall time; each prints the CPU seconds it got.
     const spin = 'import os,time\nt=time.time()\nwhile time.time()-t<2: pass\nprint(os.times()[0]+os.times()[1])';
     await launchRunning(t, spec('hog', { cpuMillis: 200 }));
-    const hog = t.backend.exec('hog', { argv: ['sh', '-c', `python3 -c '${spin}' & python3 -c '${spin}'; wait`] });
+    const t0 = Date.now();
+    const hog = t.backend.exec('hog', { argv: ['sh', '-c', `python3 -c '${spin}' & python3 -c '${spin}'; wait`] }).then((r) => ({ r, wallS: (Date.now() - t0) / 1000 }));
     const near = t.backend.exec('neighbour', { argv: ['python3', '-c', spin] });
-    const [h, n] = await Promise.all([hog, near]);
+    const [{ r: h, wallS }, n] = await Promise.all([hog, near]);
     const hogCpu = h.stdout.toString().trim().split('\n').map(Number).reduce((a, b) => a + b, 0);
     const nearCpu = Number(n.stdout.toString().trim());
-    expect(hogCpu).toBeLessThan(0.2 * 2 * 1.25); // 0.2 core for 2 s, with scheduling slack
+    // The cgroup cannot get more than its quota (0.2 core) over the exec's real elapsed time; on a
+    // loaded machine the two busy loops live longer than their 2 s, so the bound is the wall time.
+    expect(wallS).toBeGreaterThanOrEqual(2);
+    expect(hogCpu).toBeLessThan(0.2 * wallS * 1.25);
+    expect(hogCpu).toBeLessThan(2 * 2 * 0.5); // far below what two unthrottled loops would burn
     expect(Number(/nr_throttled (\d+)/.exec(cgroupValue(t, 'hog', 'cpu', 'cpu.stat'))?.[1])).toBeGreaterThan(0);
     // The neighbour made progress despite the hog (how much depends on the machine's other load).
     expect(nearCpu).toBeGreaterThan(0.05);
