@@ -1,2 +1,3 @@
 import { paddockVitest } from '../../vitest.shared.mts';
-export default paddockVitest();
+// The fault-injection suite (RELIABILITY K-1, K-2, K-3, K-5) runs with `pnpm test:faults`.
+export default paddockVitest({ include: ['test/*.spec.ts'] });

@@ -115,6 +115,9 @@ export async function startPlatform(): Promise<Platform> {
           PADDOCK_CONTROLLER_STATE_DIR: stateDir,
           PADDOCK_RUNNER_ENTRY: ENTRIES.runner,
           PADDOCK_RESYNC_MS: '1000',
+          // Runner processes inherit this: capacity is a placement hint (cgroups enforce each
+          // sandbox's quota), and the journeys ask for more CPUs than this 2-core machine has.
+          PADDOCK_CAPACITY_CPU_MILLIS: '64000',
           ...(declareRunner ? { PADDOCK_DECLARE_DEFAULT_RUNNER: declareRunner } : {}),
         },
         stdio: ['ignore', 'ignore', 'inherit'],

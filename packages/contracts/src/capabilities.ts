@@ -33,6 +33,8 @@ export const RunnerCapabilitiesSchema = z.object({
   maxMemory: z.string().optional(),
   /** Images the runner can resolve (local backend: the configured image map). Empty = any. */
   images: z.array(z.string()).default([]),
+  /** Image used for a container that names none, when the runner has a built-in one. */
+  defaultImage: z.string().optional(),
 });
 export type RunnerCapabilities = z.infer<typeof RunnerCapabilitiesSchema>;
 

@@ -945,6 +945,13 @@ function resolveUnsafe(input: ResolveInput): ResolveResult {
   // ---- containers, defaults --------------------------------------------------------------------
   const containers = readContainers(spec, 'containers', p, sink);
   const inits = readContainers(spec, 'initContainers', p, sink);
+  // A container naming no image gets the runner's own default image when it advertises one (the
+  // local backend's built-in image), else the platform default; the image checks below see it.
+  if (caps.defaultImage) {
+    for (const w of containers.concat(inits)) {
+      if (w.out.imageSource === 'platform') w.out.image = caps.defaultImage;
+    }
+  }
   const all = inits.length ? containers.concat(inits) : containers;
   const names = new Set<string>();
   for (const w of all) {

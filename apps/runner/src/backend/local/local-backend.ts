@@ -175,6 +175,8 @@ export class LocalBackend implements SandboxBackend {
       storageMedia: ['STORAGE_MEDIUM_DISK'],
       supportsPrivileged: false,
       images: [BASE_IMAGE, ...Object.keys(this.o.images)],
+      // Issue 4: the built-in image is the default when neither the spec nor the policy names one.
+      defaultImage: BASE_IMAGE,
     };
   }
 

@@ -1,15 +1,38 @@
+import { closeSync, openSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { connect, type Socket } from 'node:net';
 
 /** Connects to a Unix socket; rejects with the errno error (ENOENT, ECONNREFUSED...) if nobody listens. */
+/** sockaddr_un holds 108 bytes; deeper state directories are reached through a directory fd. */
+const MAX_UNIX_PATH = 100;
+
+/**
+ * Connects to a Unix socket. A path longer than sockaddr_un allows is reached through
+ * `/proc/self/fd/<dirfd>/<name>`: Linux resolves the magic link to the directory, so the socket
+ * stays where it is (with its permissions) while the address stays short. The supervisor binds the
+ * same way (`supervisor.py.ts`).
+ */
 export function connectUnix(path: string): Promise<Socket> {
+  let dirFd: number | undefined;
+  let address = path;
+  if (Buffer.byteLength(path) > MAX_UNIX_PATH) {
+    dirFd = openSync(dirname(path), 'r');
+    address = `/proc/self/fd/${dirFd}/${basename(path)}`;
+  }
+  const release = (): void => {
+    if (dirFd !== undefined) closeSync(dirFd);
+    dirFd = undefined;
+  };
   return new Promise((resolve, reject) => {
-    const sock = connect(path);
+    const sock = connect(address);
     const onError = (e: Error): void => {
+      release();
       sock.destroy();
       reject(e);
     };
     sock.once('error', onError);
     sock.once('connect', () => {
+      release();
       sock.off('error', onError);
       resolve(sock);
     });

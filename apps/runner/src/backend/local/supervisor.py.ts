@@ -208,7 +208,13 @@ class Supervisor:
     try: os.unlink(path)
     except FileNotFoundError: pass
     self.lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    self.lsock.bind(path)
+    # sockaddr_un holds 108 bytes: bind a deep path through the directory's fd (same as the runner).
+    if len(path.encode()) > 100:
+      dfd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
+      try: self.lsock.bind('/proc/self/fd/%d/sup.sock' % dfd)
+      finally: os.close(dfd)
+    else:
+      self.lsock.bind(path)
     os.chmod(path, 0o600)
     self.lsock.listen(128)
     self.lsock.setblocking(False)

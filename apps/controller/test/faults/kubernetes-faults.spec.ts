@@ -19,10 +19,10 @@ import {
   type ThrowawayPostgres,
 } from '@paddock/testing';
 import type { Kysely } from 'kysely';
-import type { CpRunnersTable } from '../src/desired-source';
-import { CONTROLLER_ENTRY, ControllerProcess } from './support/controller-process';
-import { CountingProxy } from './support/counting-proxy';
-import { driftOf } from './support/drift';
+import type { CpRunnersTable } from '../../src/desired-source';
+import { CONTROLLER_ENTRY, ControllerProcess } from '../support/controller-process';
+import { CountingProxy } from '../support/counting-proxy';
+import { driftOf } from '../support/drift';
 
 /**
  * RELIABILITY §7.3 on the Kubernetes API test server, with the compiled controller as a real child
