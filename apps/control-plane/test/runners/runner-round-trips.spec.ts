@@ -136,6 +136,9 @@ it('the cp_runners row decodes to exactly the fold of the stream (the PATCH path
   const { clusterId, body } = await createRunner(t, 'rt-fold', { spec: { releaseChannel: 'RELEASE_CHANNEL_STABLE' } });
   const uid = body.uid as string;
   const compare = async (): Promise<void> => {
+    // One snapshot for both reads: the app's connection sweeper may append (DISCONNECTED after 15 s
+    // without heartbeats) between two separate statements on a slow machine.
+    await pg.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     const { rows } = await pg.query<{ message_type: string; message_data: unknown }>(
       'SELECT message_type, message_data FROM es_messages WHERE stream_id = $1 ORDER BY stream_position',
       [`managed_runner-${uid}`],
@@ -143,6 +146,7 @@ it('the cp_runners row decodes to exactly the fold of the stream (the PATCH path
     let folded: RunnerState = initialState();
     for (const r of rows) folded = evolve(folded, { type: r.message_type, data: r.message_data } as RunnerEvent);
     const row = (await pg.query<Selectable<RunnersTable>>('SELECT * FROM cp_runners WHERE uid = $1', [uid])).rows[0];
+    await pg.query('COMMIT');
     expect(row).toBeDefined();
     expect(runnerStateOfRow(row as Selectable<RunnersTable>)).toEqual(folded);
     expect((row as Selectable<RunnersTable>).stream_version).toBe(rows.length);
