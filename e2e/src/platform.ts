@@ -73,6 +73,9 @@ export async function startPlatform(): Promise<Platform> {
   let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', env: gwEnv });
   const gwPort = gw.port;
   const workDir = mkdtempSync(join(tmpdir(), 'paddock-e2e-'));
+  // mkdtemp makes 0700 directories; sandboxes run as an unprivileged user inside bubblewrap and
+  // must be able to traverse the runner's state directory (the README's `.paddock` is 0755).
+  chmodSync(workDir, 0o755);
   const bin = join(workDir, 'bin');
   mkdirSync(bin);
   writeFileSync(join(bin, 'cwic'), `#!/bin/sh\nexec "${process.execPath}" "${ENTRIES.cli}" "$@"\n`);

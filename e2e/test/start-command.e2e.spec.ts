@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, freePort, httpJson, startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
@@ -20,6 +20,8 @@ describe('pnpm start', () => {
     pg = await startPostgres();
     nats = await startNats();
     stateDir = mkdtempSync(join(tmpdir(), 'paddock-start-'));
+    // As `.paddock` in a checkout: traversable by the unprivileged sandbox user (mkdtemp gives 0700).
+    chmodSync(stateDir, 0o755);
     env = {
       ...process.env,
       // The database does not exist yet: `pnpm start` creates it.
