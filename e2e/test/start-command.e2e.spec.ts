@@ -42,7 +42,8 @@ describe('pnpm start', () => {
   });
 
   async function start(): Promise<{ child: ChildProcess; output: () => string }> {
-    const child = spawn('pnpm', ['start'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so stop() can signal the group the way Ctrl-C in a terminal does.
+    const child = spawn('pnpm', ['start'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
     child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -57,7 +58,7 @@ describe('pnpm start', () => {
   }
 
   async function stop(child: ChildProcess): Promise<void> {
-    child.kill('SIGINT');
+    if (child.pid) process.kill(-child.pid, 'SIGINT');
     await waitFor(() => child.exitCode !== null || child.signalCode !== null, { timeoutMs: 30_000, what: 'pnpm start exit' });
   }
 
