@@ -8,6 +8,7 @@ import type { CpDatabase } from './db/database';
 import { migrateControlPlane } from './db/migrations';
 import { BODY_LIMIT_BYTES } from './infrastructure/http/error.filter';
 import { installHttpHooks, requestIdFor } from './infrastructure/http/http-hooks';
+import { installJsonBodyParser } from './infrastructure/http/json-body';
 import { createLogger } from './infrastructure/logger';
 import { KYSELY } from './infrastructure/tokens';
 import { Metrics } from './modules/health/metrics';
@@ -46,9 +47,12 @@ export async function createControlPlane(opts: AppModuleOptions): Promise<Contro
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(opts), adapter, {
     logger: createLogger(config.logLevel),
     abortOnError: false,
+    // Body parsing is ours (installJsonBodyParser): empty bodies and forbidden keys get clear answers.
+    bodyParser: false,
   });
   try {
     installHttpHooks(app.getHttpAdapter().getInstance(), app.get(Metrics));
+    installJsonBodyParser(app.getHttpAdapter().getInstance(), BODY_LIMIT_BYTES);
     const migrationsApplied = await migrateControlPlane(app.get<Kysely<CpDatabase>>(KYSELY));
     const boot = await app.get(TokensService).bootstrapOperator({ bootstrapToken: config.bootstrapToken });
     app.get(OpenApiDocument).set(buildOpenApi(app));

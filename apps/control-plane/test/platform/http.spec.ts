@@ -23,6 +23,26 @@ describe('error rendering', () => {
     expect(r.body.message).toMatch(/^request body is not valid JSON/);
   });
 
+  it('a prototype key is refused by name, not as a syntax error (fuzz counterexample {"__proto__":null})', async () => {
+    for (const [rawBody, field] of [
+      ['{"display_name":{"__proto__":null}}', '__proto__'],
+      ['{"policy":{"constructor":{"prototype":{"x":1}}}}', 'constructor.prototype'],
+    ] as const) {
+      const r = await api(t, 'PATCH', '/v1/sandbox/managedRunners/nobody', { token: t.adminToken, rawBody });
+      expect(r.status).toBe(400);
+      expect(r.body.code).toBe('invalid_argument');
+      expect(r.body.message).toContain(field);
+      expect(JSON.stringify(r.body.details)).toContain(`"field":"${field}"`);
+    }
+  });
+
+  it('an empty JSON body is no body: the route answers, not the parser', async () => {
+    const r = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, rawBody: '' });
+    expect(r.status).toBe(400);
+    expect(r.body.code).toBe('invalid_argument');
+    expect(r.body.message).not.toMatch(/JSON/);
+  });
+
   it('a body over 1 MiB is invalid_argument naming the limit', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10), zone: 'us-east-1' });
     const r = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, rawBody: big });
