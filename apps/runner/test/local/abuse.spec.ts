@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { waitFor } from '@paddock/testing';
 import { cgroupValue, destroyBackend, launchRunning, makeBackend, spec, waitForState, type TestBackend } from './helpers';
 
 const MiB = 1024 * 1024;
@@ -114,6 +115,49 @@ describe('local backend: isolation and resource abuse', () => {
     expect(t.backend.cgroupTree().listSandboxes()).not.toContain('expiring');
     await t.backend.reap('expiring', 'LIFETIME_EXPIRED');
   }, 30_000);
+
+  describe('the in-sandbox exec daemon', () => {
+    const execdPid = async (id: string): Promise<string> => {
+      const r = await t.backend.exec(id, { argv: ['sh', '-c', 'for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = paddock-execd ] && echo ${p#/proc/}; done'] });
+      return r.stdout.toString().trim();
+    };
+
+    it('commands it spawns are in the sandbox cgroups, as the sandbox uid, with no capabilities', async () => {
+      const r = await t.backend.exec('neighbour', { argv: ['sh', '-c', 'echo $$; id -u; grep CapEff /proc/self/status; sleep 1'] });
+      const [pid, uid, capEff] = r.stdout.toString().trim().split('\n');
+      expect(uid).not.toBe('0');
+      expect(capEff).toMatch(/CapEff:\s+0+$/);
+      // The daemon and everything it spawns count against the sandbox's own pids cgroup.
+      expect(pid).toMatch(/^\d+$/);
+      expect(Number(cgroupValue(t, 'neighbour', 'pids', 'pids.current'))).toBeGreaterThanOrEqual(2);
+    });
+
+    it('a workload cannot read the daemon (not dumpable) and killing it costs nothing: the next exec starts another', async () => {
+      const first = await execdPid('neighbour');
+      expect(first).toMatch(/^\d+$/);
+      const peek = await t.backend.exec('neighbour', { argv: ['sh', '-c', `cat /proc/${first}/environ >/dev/null 2>&1 && echo readable || echo refused`] });
+      expect(peek.stdout.toString()).toBe('refused\n');
+      // Killed from the background, after this exec has been reported (killing one's own reporter
+      // mid-command loses that command's exit status, nothing else).
+      const kill = await t.backend.exec('neighbour', { argv: ['sh', '-c', `(sleep 0.2; kill -9 ${first}) </dev/null >/dev/null 2>&1 &`] });
+      expect(kill.exitCode).toBe(0);
+      await waitFor(async () => !(await t.backend.exec('neighbour', { argv: ['true'] }).then(() => execdPid('neighbour'))).split('\n').includes(first), {
+        timeoutMs: 10_000,
+        what: 'the first exec daemon gone',
+      });
+      const after = await t.backend.exec('neighbour', { argv: ['echo', 'still answering'] });
+      expect(after.stdout.toString()).toBe('still answering\n');
+      const second = await execdPid('neighbour');
+      expect(second).toMatch(/^\d+$/);
+      expect(second).not.toBe(first);
+    });
+
+    it('a missing command is exit 127 with the command named on stderr', async () => {
+      const r = await t.backend.exec('neighbour', { argv: ['no-such-command-xyz'] });
+      expect(r.exitCode).toBe(127);
+      expect(r.stderr.toString()).toContain('no-such-command-xyz');
+    });
+  });
 
   it('SB-9: escape preconditions all fail inside the sandbox', async () => {
     const server: Server = createServer((s) => s.end('host!'));

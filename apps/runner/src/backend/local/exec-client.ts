@@ -5,6 +5,8 @@ import { PaddockError } from '@paddock/contracts';
 import type { ExecProcess, ExecRequest, ExecResult, ExecStreamRequest } from '../sandbox-backend';
 import { connectUnix, readReply, sendLine } from './socket-io';
 
+const KILL_REPORT_TIMEOUT_MS = 5_000;
+
 /**
  * Client side of the supervisor's exec protocol. Three connections per command: `ctl` (request,
  * start confirmation, kill/resize, exit status), `io` (the command's stdin and stdout: the socket
@@ -62,7 +64,11 @@ export async function startExec(
       if (!ctl.destroyed) sendLine(ctl, { resize: [cols, rows] });
     },
     kill(signal: NodeJS.Signals = 'SIGTERM') {
-      if (!ctl.destroyed) sendLine(ctl, { kill: signal });
+      if (ctl.destroyed) return;
+      sendLine(ctl, { kill: signal });
+      // The exec daemon lives in the sandbox and may be frozen by the workload: a kill that gets no
+      // exit status in time ends the exec on our side anyway (destroying ctl settles 'exited').
+      if (signal === 'SIGKILL') setTimeout(() => ctl.destroy(), KILL_REPORT_TIMEOUT_MS).unref();
     },
     exited,
   };

@@ -44,6 +44,12 @@ export function sendLine(sock: Socket, obj: unknown): void {
 }
 
 /**
+ * Replies are small JSON lines. The exec daemon that writes some of them runs inside the sandbox,
+ * so a reply is bounded like any other untrusted input.
+ */
+const MAX_LINE_BYTES = 64 * 1024;
+
+/**
  * Reads one newline-terminated line without consuming anything after it: the rest is pushed back
  * (`unshift`) so the socket can then be handed to a consumer as a raw byte stream.
  */
@@ -69,6 +75,11 @@ export function readLine(sock: Socket): Promise<string> {
           return;
         }
         buf = Buffer.concat([buf, chunk]);
+        if (buf.length > MAX_LINE_BYTES) {
+          cleanup();
+          reject(new Error(`the sandbox sent a reply line over ${MAX_LINE_BYTES} bytes`));
+          return;
+        }
       }
     };
     const onEnd = (): void => {
