@@ -68,6 +68,8 @@ describe('local backend: isolation and resource abuse', () => {
     // Busy loops for 2 s of wall time; each prints the CPU seconds it got.
     const spin = 'import os,time\nt=time.time()\nwhile time.time()-t<2: pass\nprint(os.times()[0]+os.times()[1])';
     await launchRunning(t, spec('hog', { cpuMillis: 200 }));
+    // The launch ran on a boosted quota; by RUNNING the workload is back to exactly what it asked for.
+    expect(cgroupValue(t, 'hog', 'cpu', 'cpu.cfs_quota_us')).toBe('20000');
     const t0 = Date.now();
     const hog = t.backend.exec('hog', { argv: ['sh', '-c', `python3 -c '${spin}' & python3 -c '${spin}'; wait`] }).then((r) => ({ r, wallS: (Date.now() - t0) / 1000 }));
     const near = t.backend.exec('neighbour', { argv: ['python3', '-c', spin] });

@@ -9,6 +9,15 @@ import { join } from 'node:path';
  */
 export type CgroupMode = 'v1' | 'v2';
 
+/** One CPU per 100 ms period while a sandbox launches (see `CgroupTree.create`). */
+const LAUNCH_QUOTA_US = 100_000;
+
+/** The quota file and the value the supervisor writes once the workload runs. */
+export interface CpuSteadyQuota {
+  file: string;
+  value: string;
+}
+
 export const V1_CONTROLLERS = ['pids', 'memory', 'cpu'] as const;
 export const SUPERVISORS_GROUP = '_supervisors';
 
@@ -93,9 +102,16 @@ export class RunnerCgroups {
     mkdirSync(this.supervisorsDir(), { recursive: true });
   }
 
-  /** Creates the sandbox's cgroups with every limit set, before any process joins them. */
-  create(sandboxId: string, limits: CgroupLimits): void {
-    const quotaUs = Math.max(1000, Math.round(limits.cpuMillis * 100));
+  /**
+   * Creates the sandbox's cgroups with every limit set, before any process joins them. The CPU
+   * quota starts boosted to at least one CPU for the launch (bwrap's namespace and mount setup
+   * would otherwise be throttled by a small quota: 100m allows 10 ms per 100 ms period, about
+   * what that setup costs); the supervisor writes the returned steady quota the moment the
+   * workload's own process starts, before it is reported RUNNING.
+   */
+  create(sandboxId: string, limits: CgroupLimits): CpuSteadyQuota {
+    const steadyUs = Math.max(1000, Math.round(limits.cpuMillis * 100));
+    const quotaUs = Math.max(steadyUs, LAUNCH_QUOTA_US);
     if (this.mode === 'v1') {
       const [pids, memory, cpu] = this.boxDirs(sandboxId) as [string, string, string];
       for (const d of [pids, memory, cpu]) mkdirSync(d, { recursive: true });
@@ -105,6 +121,7 @@ export class RunnerCgroups {
       writeIfExists(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
       writeFileSync(join(cpu, 'cpu.cfs_period_us'), '100000');
       writeFileSync(join(cpu, 'cpu.cfs_quota_us'), String(quotaUs));
+      return { file: join(cpu, 'cpu.cfs_quota_us'), value: String(steadyUs) };
     } else {
       const [dir] = this.boxDirs(sandboxId) as [string];
       mkdirSync(dir, { recursive: true });
@@ -112,6 +129,7 @@ export class RunnerCgroups {
       writeFileSync(join(dir, 'memory.max'), String(limits.memoryBytes));
       writeIfExists(join(dir, 'memory.swap.max'), '0');
       writeFileSync(join(dir, 'cpu.max'), `${quotaUs} 100000`);
+      return { file: join(dir, 'cpu.max'), value: `${steadyUs} 100000` };
     }
   }
 

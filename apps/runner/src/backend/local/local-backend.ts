@@ -25,7 +25,7 @@ import type {
   SandboxBackend,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
-import { detectCgroupMode, killQuietly, RunnerCgroups } from './cgroups';
+import { detectCgroupMode, killQuietly, RunnerCgroups, type CpuSteadyQuota } from './cgroups';
 import { sandboxNotFound, sandboxNotRunning } from './errors';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
@@ -66,6 +66,7 @@ interface SupervisorPlan {
   cgroupDirs: string[];
   cgroupKill?: string;
   oomFile: string;
+  cpuSteady: CpuSteadyQuota;
   nofile: number;
   deadlineMs: number;
   lifetimeSeconds: number;
@@ -305,7 +306,7 @@ export class LocalBackend implements SandboxBackend {
       files.push({ rel, b64: f.content.toString('base64') });
     }
     try {
-      cg.create(spec.sandboxId, spec);
+      const cpuSteady = cg.create(spec.sandboxId, spec);
       const plan: SupervisorPlan = {
         sandboxId: spec.sandboxId,
         dir: rec.dir,
@@ -319,6 +320,7 @@ export class LocalBackend implements SandboxBackend {
         cgroupDirs: cg.boxDirs(spec.sandboxId),
         ...(cg.killFile(spec.sandboxId) ? { cgroupKill: cg.killFile(spec.sandboxId) } : {}),
         oomFile: cg.oomFile(spec.sandboxId),
+        cpuSteady,
         nofile: spec.openFilesMax,
         deadlineMs: deadline.getTime(),
         lifetimeSeconds: lifetime,

@@ -103,6 +103,7 @@ class Supervisor:
     except OSError: self.stdout_ok = False
     self.running = False
     self.init_pid = None
+    self.init_seen_at = None
     self.main_pid = None
     self.info = b''
     self.stop_reason = None
@@ -261,7 +262,7 @@ class Supervisor:
 
   # ---- running detection ----
   def check_running(self):
-    if self.running or self.init_pid is None: return
+    if self.running or self.init_pid is None or self.terminating: return
     try:
       with open('/proc/%d/task/%d/children' % (self.init_pid, self.init_pid)) as f: kids = f.read().split()
       for k in kids:
@@ -275,6 +276,16 @@ class Supervisor:
 
   def mark_running(self):
     if self.running: return
+    # The launch ran on a boosted CPU quota (bwrap's namespace and mount setup is the runner's
+    # work, not the workload's); from here on the workload gets exactly what it asked for, or
+    # nothing: a sandbox whose quota cannot be set does not run.
+    steady = self.p.get('cpuSteady')
+    if steady:
+      try: write_file(steady['file'], steady['value'])
+      except OSError as e:
+        self.log(1, ('paddock: cannot set the CPU quota: %s\n' % e).encode())
+        self.request_stop('FAILED_TO_START', 0)
+        return
     self.running = True
     with open(os.path.join(self.dir, 'init.pid'), 'w') as f: f.write(str(self.init_pid or 0))
     self.emit('STATE_RUNNING')
@@ -480,7 +491,7 @@ class Supervisor:
       if not self.running and self.init_pid is not None and self.exit_code is None:
         # Watching for the main process's exec: tight at first, then backing off so that a burst
         # of launches does not spend the CPU it needs on polling /proc.
-        waited = now - started
+        waited = now - (self.init_seen_at or started)
         timeout = 1 if waited < 0.02 else 5 if waited < 0.5 else 20
       else:
         timeout = 200
@@ -499,6 +510,7 @@ class Supervisor:
           if data: self.info += data
           try:
             self.init_pid = json.loads(self.info)['child-pid']
+            self.init_seen_at = time.time()
             poller.unregister(self.info_r)
           except (ValueError, KeyError):
             if not data: poller.unregister(self.info_r)
