@@ -7,7 +7,7 @@ import { join } from 'node:path';
 const root = new URL('..', import.meta.url).pathname;
 const results = join(root, 'bench-results');
 rmSync(results, { recursive: true, force: true });
-const r = spawnSync('pnpm', ['exec', 'turbo', 'run', 'bench', '--concurrency=1', ...process.argv.slice(2)], {
+const r = spawnSync('pnpm', ['exec', 'turbo', 'run', 'bench', '--concurrency=1', '--continue', ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
   env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
