@@ -19,6 +19,8 @@ import { latencyStats, report, row, startNats, startPostgres, timeSequential, ty
 import type * as ControlPlaneModule from '../src/control-plane';
 import type * as ConfigModule from '../src/config';
 import type * as TokensModule from '../src/infrastructure/tokens';
+import type * as QueriesModule from '../src/modules/runners/application/runner-queries';
+import type * as ReadRepoModule from '../src/modules/runners/projections/runner-read.repository';
 
 const SECONDS = Number(process.env.PADDOCK_BENCH_SECONDS ?? 4);
 const RUNS = Number(process.env.PADDOCK_BENCH_RUNS ?? 3);
@@ -68,6 +70,8 @@ async function main(): Promise<void> {
   const { createControlPlane } = (await import(join(dist, 'control-plane.js'))) as typeof ControlPlaneModule;
   const { AppConfig, parseEnv } = (await import(join(dist, 'config', 'index.js'))) as typeof ConfigModule;
   const { KYSELY } = (await import(join(dist, 'infrastructure', 'tokens.js'))) as typeof TokensModule;
+  const { RunnerQueries } = (await import(join(dist, 'modules', 'runners', 'application', 'runner-queries.js'))) as typeof QueriesModule;
+  const { RunnerReadRepository } = (await import(join(dist, 'modules', 'runners', 'projections', 'runner-read.repository.js'))) as typeof ReadRepoModule;
 
   const pg = await startPostgres({ settings: { fsync: 'on', full_page_writes: 'on' } });
   const nats = await startNats();
@@ -113,6 +117,10 @@ async function main(): Promise<void> {
     const clusterId0 = (JSON.parse((await seq('GET', '/v1/clusters/c-bench-0')).body) as { id: string }).id;
     const patchCpu: number[] = [];
     const healthP50: number[] = [], clusterP50: number[] = [], getCpu: number[] = [];
+    const repoP50: number[] = [], queryP50: number[] = [];
+    const queries = cp.app.get(RunnerQueries);
+    const repo = cp.app.get(RunnerReadRepository);
+    const orgId = (await sql<{ organization_id: string }>`SELECT organization_id FROM cp_runners WHERE uid = ${uid}`.execute(db)).rows[0]?.organization_id ?? '';
     const getP50: number[] = [], getP99: number[] = [], selectP50: number[] = [], patchRate: number[] = [], commitRate: number[] = [];
     let patchConflicts = 0;
     const etags = new Map<string, string>();
@@ -122,6 +130,8 @@ async function main(): Promise<void> {
     for (let run = 0; run < RUNS; run++) {
       const select = await timeSequential(() => sql`SELECT * FROM cp_runners WHERE uid = ${uid}`.execute(db), GET_SAMPLES);
       selectP50.push(latencyStats(select).p50);
+      repoP50.push(latencyStats(await timeSequential(() => repo.findByRefWithLatest(orgId, 'bench-0'), GET_SAMPLES)).p50);
+      queryP50.push(latencyStats(await timeSequential(() => queries.get(orgId, 'bench-0'), GET_SAMPLES)).p50);
       healthP50.push(latencyStats(await timeSequential(() => seq('GET', '/healthz'), GET_SAMPLES)).p50);
       clusterP50.push(latencyStats(await timeSequential(() => seq('GET', `/v1/clusters/${clusterId0}`), GET_SAMPLES)).p50);
       const cpu0 = process.cpuUsage();
@@ -169,6 +179,8 @@ async function main(): Promise<void> {
     rows.push(row('GET managedRunner p99 (sequential, keep-alive)', 'ms', getP99, { floor: selectFloor }));
     rows.push(row('GET /healthz p50 (HTTP stack, no DB)', 'ms', healthP50, { floor: selectFloor, note: 'attribution' }));
     rows.push(row('GET /v1/clusters/{id} p50 (auth + 1 indexed query)', 'ms', clusterP50, { floor: selectFloor, note: 'attribution' }));
+    rows.push(row('runner lookup query (repository, no HTTP) p50', 'ms', repoP50, { floor: selectFloor, note: 'attribution' }));
+    rows.push(row('runner GET use case (query + view, no HTTP) p50', 'ms', queryP50, { floor: selectFloor, note: 'attribution' }));
     rows.push(row('GET managedRunner CPU per request (app + client, one process)', 'ms', getCpu));
     rows.push(row('bare single-row commit rate, 8 connections', '/s', commitRate));
     rows.push(row('policy PATCH throughput, 8 clients (own runner, current etag)', '/s', patchRate, {
