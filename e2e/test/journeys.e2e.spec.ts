@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Sandbox } from '@paddock/sdk';
 import { waitFor } from '@paddock/testing';
@@ -30,6 +30,24 @@ policy:
     lifecycle:
       default_lifetime_seconds: 3600
 `;
+
+/** The admitted big sandbox's command: an argument no other process on this machine has. */
+const BIG_SLEEP = '7213';
+
+/** How many processes of this machine run exactly `argv` (sandboxes share the host's /proc). */
+function processesRunning(argv: string[]): number {
+  const want = `${argv.join('\0')}\0`;
+  let n = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8') === want) n++;
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return n;
+}
 
 interface Runner {
   installStatus: string;
@@ -65,6 +83,9 @@ describe('journeys', () => {
   });
 
   describe('admin journey (seeds)', () => {
+    /** The sandbox admitted after the policy was raised; deleting the runner must stop it. */
+    let bigSandboxId = '';
+
     it('cwic sandbox runner create prod-us-east-1 -f runner.yaml → describe until READY and CONNECTED', async () => {
       const c = sh(p, 'cwic sandbox runner create prod-us-east-1 -f runner.yaml');
       expect(c.stderr).toBe('');
@@ -97,10 +118,36 @@ describe('journeys', () => {
       expect((await p.cpApi<Runner>('GET', '/v1/sandbox/managedRunners/prod-us-east-1')).json.policy?.displayName).toBe('concurrent');
     });
 
-    it('a sandbox asking for more than max_cpu is refused with the constraint named', () => {
-      const refused = sh(p, 'cwic sandbox create --runner-id prod-us-east-1 --cpu 6 --memory 256Mi');
-      expect(refused.code).not.toBe(0);
+    it('a sandbox asking for more than max_cpu is refused with the constraint named, then admitted after the policy is raised', async () => {
+      // runnerIds are valid only for the organization's own runners (mode SANDBOX_MODE_CKS); the
+      // SDK sets that mode with runnerIds, `cwic sandbox create --runner-id` alone does not (yet).
+      writeFileSync(join(p.workDir, 'cks.yaml'), 'mode: SANDBOX_MODE_CKS\n');
+      const create = 'cwic sandbox create -f cks.yaml --runner-id prod-us-east-1 --cpu 6 --memory 256Mi --tag admin-journey';
+      const refused = sh(p, create);
+      expect(refused.code).toBe(4);
       expect(refused.stderr).toContain('constraints.resources.maxCpu');
+      expect(refused.stderr).not.toContain('runner_ids_requires_cks');
+      const raise = sh(p, `cwic sandbox runner get prod-us-east-1 -o json > r2.json && jq '.[0].policy | .constraints.resources.maxCpu = "8"' r2.json > raised.json && cwic sandbox runner policy edit prod-us-east-1 -f raised.json --etag "$(jq -r '.[0].etag' r2.json)"`);
+      expect(raise.stderr).toBe('');
+      expect(raise.code).toBe(0);
+      // The controller rewrites the runner's config file, the runner applies it and its next
+      // heartbeat carries the new policy etag; only then does the gateway judge by the new policy.
+      await waitFor(
+        async () => {
+          const x = await Sandbox.explain({ mode: 'SANDBOX_MODE_CKS', containers: [{ name: 'main', resources: { cpu: '6', memory: '256Mi' } }] }, { ...sdkOpts(), runnerIds: ['prod-us-east-1'] });
+          return x.verdicts.find((v) => v.runnerId === 'prod-us-east-1')?.admitted === true;
+        },
+        { timeoutMs: 60_000, intervalMs: 500, what: 'the gateway judging prod-us-east-1 by the raised policy' },
+      );
+      const admitted = sh(p, `${create} --wait -o name -- sleep ${BIG_SLEEP}`);
+      expect(admitted.stderr).toBe('');
+      expect(admitted.code).toBe(0);
+      expect(admitted.stdout).toMatch(/^sandbox\/\S+\n$/);
+      const sb = await Sandbox.fromId(admitted.stdout.trim().slice('sandbox/'.length), sdkOpts());
+      bigSandboxId = sb.sandboxId;
+      expect(sb.state).toBe('STATE_RUNNING');
+      expect(sb.status.runnerId).toBe('prod-us-east-1');
+      expect(sb.status.placement?.winner).toBe('prod-us-east-1');
     });
 
     it('upgrade → the new revision is rolled out', async () => {
@@ -117,6 +164,9 @@ describe('journeys', () => {
     });
 
     it('delete --yes: the runner goes away and every sandbox on it stops', async () => {
+      const before = await Sandbox.list({ ...sdkOpts(), runnerIds: ['prod-us-east-1'] });
+      expect(before.map((s) => s.sandboxId)).toContain(bigSandboxId);
+      expect(processesRunning(['sleep', BIG_SLEEP])).toBe(1);
       const d = sh(p, 'cwic sandbox runner delete prod-us-east-1 --yes');
       expect(d.code).toBe(0);
       await waitFor(async () => (await p.cpApi('GET', '/v1/sandbox/managedRunners/prod-us-east-1')).status === 404, { timeoutMs: 120_000, what: 'runner removed' });
@@ -127,6 +177,11 @@ describe('journeys', () => {
         },
         { timeoutMs: 60_000, what: 'sandboxes of the deleted runner terminal' },
       );
+      const stopped = await Sandbox.fromId(bigSandboxId, sdkOpts());
+      // Reported by the decommissioning runner itself, not inferred later from missing heartbeats.
+      expect(stopped.status).toMatchObject({ state: 'STATE_FAILED', stateReason: 'RUNNER_DELETED' });
+      // Stopped for real, not only marked: its process is gone from this machine.
+      expect(processesRunning(['sleep', BIG_SLEEP])).toBe(0);
     });
   });
 
@@ -188,6 +243,59 @@ describe('journeys', () => {
       expect(r.stdoutText).toBe('back\n');
       await sb.stop();
       expect(['STATE_COMPLETED', 'STATE_FAILED']).toContain((await sb.refresh()).status.state);
+    });
+
+    it('two runners with different policies: placement follows them', async () => {
+      // The default runner takes small sandboxes only; a second runner, on the other cluster,
+      // only big ones. Neither sandbox below names a runner.
+      const small = sh(p, `printf 'display_name: small\nconstraints:\n  resources:\n    max_cpu: "2"\n' > small.yaml && cwic sandbox runner policy edit local -f small.yaml --etag "$(cwic sandbox runner get local -o json | jq -r '.[0].etag')"`);
+      expect(small.stderr).toBe('');
+      expect(small.code).toBe(0);
+      writeFileSync(
+        join(p.workDir, 'big.yaml'),
+        `identity:\n  zone: us-east-1\n  cluster_name: cks-prod\nspec:\n  release_channel: RELEASE_CHANNEL_STABLE\npolicy:\n  display_name: big\n  constraints:\n    resources:\n      min_cpu: "3"\n      default_cpu: "4"\n      max_cpu: "8"\n`,
+      );
+      const c = sh(p, 'cwic sandbox runner create big-us-east-1 -f big.yaml');
+      expect(c.stderr).toBe('');
+      expect(c.code).toBe(0);
+      await waitFor(() => runnerReady('big-us-east-1'), { timeoutMs: 120_000, intervalMs: 1000, what: 'big-us-east-1 READY and CONNECTED' });
+      const spec = (cpu: string): { containers: { name: string; command: string[]; resources: { cpu: string; memory: string } }[] } => ({
+        containers: [{ name: 'main', command: ['sleep', '600'], resources: { cpu, memory: '256Mi' } }],
+      });
+      // Both runners' heartbeats carry the etags of these policies before the gateway judges by them.
+      await waitFor(
+        async () => {
+          const [one, six] = await Promise.all([Sandbox.explain(spec('1'), sdkOpts()), Sandbox.explain(spec('6'), sdkOpts())]);
+          return one.order.join() === 'local' && six.order.join() === 'big-us-east-1';
+        },
+        { timeoutMs: 60_000, intervalMs: 500, what: 'the gateway judging both runners by their policies' },
+      );
+
+      const bigOne = sh(p, 'cwic sandbox create --cpu 6 --memory 256Mi --tag placement --wait -o name -- sleep 600');
+      expect(bigOne.stderr).toBe('');
+      expect(bigOne.code).toBe(0);
+      const onBig = await Sandbox.fromId(bigOne.stdout.trim().slice('sandbox/'.length), sdkOpts());
+      const smallOne = await Sandbox.run(spec('1'), sdkOpts());
+      const onSmall = await Sandbox.fromId(smallOne.sandboxId, sdkOpts());
+
+      for (const [sandbox, winner, loser, constraint] of [
+        [onBig, 'big-us-east-1', 'local', 'constraints.resources.maxCpu'],
+        [onSmall, 'local', 'big-us-east-1', 'constraints.resources.minCpu'],
+      ] as const) {
+        expect(sandbox.state).toBe('STATE_RUNNING');
+        expect(sandbox.status.runnerId).toBe(winner);
+        const placement = sandbox.status.placement;
+        expect(placement?.winner).toBe(winner);
+        expect(placement?.candidates.slice().sort()).toEqual(['big-us-east-1', 'local']);
+        expect(placement?.verdicts.find((v) => v.runnerId === winner)?.admitted).toBe(true);
+        const refused = placement?.verdicts.find((v) => v.runnerId === loser);
+        expect(refused?.admitted).toBe(false);
+        expect(refused?.violations.map((v) => v.description).join('\n')).toContain(constraint);
+      }
+      expect((await onBig.exec(['echo', 'big']).result()).stdoutText).toBe('big\n');
+      expect((await onSmall.exec(['echo', 'small']).result()).stdoutText).toBe('small\n');
+      await onBig.stop();
+      await onSmall.stop();
     });
   });
 });

@@ -1,6 +1,7 @@
 import { connect } from '@nats-io/transport-node';
 import { subjects, type SandboxStateEvent } from '@paddock/contracts';
 import type { SandboxBackend } from './backend/sandbox-backend';
+import { readSandboxMeta } from './service/launch-spec';
 import { nextSequence } from './service/sandbox-record';
 
 /**
@@ -27,7 +28,8 @@ export async function decommission(opts: {
       opts.log('Failed to reap sandbox', { sandboxId: s.sandboxId, error: String(e) });
       continue;
     }
-    const organizationId = s.labels['paddock.dev/organization-id'] ?? s.labels.organizationId ?? opts.organizationId;
+    // The local backend keeps the organization in the sandbox's metadata label; pods carry it as a label.
+    const organizationId = s.labels['paddock.dev/organization-id'] ?? readSandboxMeta(s.labels)?.organizationId ?? opts.organizationId;
     if (nc && organizationId) {
       const now = new Date();
       const event: SandboxStateEvent = {

@@ -99,3 +99,15 @@ export function toLaunchSpec(input: {
     },
   };
 }
+
+/** The sandbox's own metadata from its backend labels (undefined when absent or unreadable). */
+export function readSandboxMeta(labels: Record<string, string>): PersistedSandboxMeta | undefined {
+  const raw = labels[SANDBOX_META_LABEL];
+  if (!raw) return undefined;
+  try {
+    const r = PersistedSandboxMetaSchema.safeParse(JSON.parse(raw));
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -21,9 +21,8 @@ import { invalidRequest, runnerErrors, toPaddockError } from './errors';
 import {
   allocationOf,
   effectiveFieldsOf,
-  PersistedSandboxMetaSchema,
+  readSandboxMeta,
   RUNNER_ID_LABEL,
-  SANDBOX_META_LABEL,
   toLaunchSpec,
   type PersistedSandboxMeta,
   type SandboxHostCaps,
@@ -293,7 +292,7 @@ export class SandboxService {
   private judgeRecovered(
     r: RecoveredSandbox,
   ): { adopt: true; meta: PersistedSandboxMeta } | { adopt: false; meta: PersistedSandboxMeta | undefined; reason: SandboxStateReason } {
-    const meta = readMeta(r.labels);
+    const meta = readSandboxMeta(r.labels);
     // Launched by another runner (a shared state dir, a renamed runner): not ours to serve.
     if (!meta || r.labels[RUNNER_ID_LABEL] !== this.d.identity.runnerId) {
       return { adopt: false, meta, reason: 'REAPED_UNKNOWN' };
@@ -514,13 +513,3 @@ export class SandboxService {
   }
 }
 
-function readMeta(labels: Record<string, string>): PersistedSandboxMeta | undefined {
-  const raw = labels[SANDBOX_META_LABEL];
-  if (!raw) return undefined;
-  try {
-    const r = PersistedSandboxMetaSchema.safeParse(JSON.parse(raw));
-    return r.success ? r.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
