@@ -119,10 +119,8 @@ describe('journeys', () => {
     });
 
     it('a sandbox asking for more than max_cpu is refused with the constraint named, then admitted after the policy is raised', async () => {
-      // runnerIds are valid only for the organization's own runners (mode SANDBOX_MODE_CKS); the
-      // SDK sets that mode with runnerIds, `cwic sandbox create --runner-id` alone does not (yet).
-      writeFileSync(join(p.workDir, 'cks.yaml'), 'mode: SANDBOX_MODE_CKS\n');
-      const create = 'cwic sandbox create -f cks.yaml --runner-id prod-us-east-1 --cpu 6 --memory 256Mi --tag admin-journey';
+      // --runner-id implies the organization's own runners (SANDBOX_MODE_CKS), as the SDK's runnerIds do.
+      const create = 'cwic sandbox create --runner-id prod-us-east-1 --cpu 6 --memory 256Mi --tag admin-journey';
       const refused = sh(p, create);
       expect(refused.code).toBe(4);
       expect(refused.stderr).toContain('constraints.resources.maxCpu');

@@ -2,11 +2,15 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import type * as Readline from 'node:readline';
 import { Writable } from 'node:stream';
 import { effectiveSettings } from './config';
 import { CliError, EXIT } from './errors';
 import { ApiClient } from './http';
+import { nodeRequire } from './lazy';
+
+/** `node:readline` only when a command prompts (not on every start). */
+const readline = (): typeof Readline => nodeRequire('node:readline') as typeof Readline;
 
 /** Everything a command touches outside the process, so tests can drive the CLI in-process. */
 export interface Io {
@@ -98,7 +102,7 @@ export class Ctx {
 
   async prompt(question: string, fallback = ''): Promise<string> {
     if (!this.io.stdinIsTTY) throw new CliError(`cannot prompt: stdin is not a terminal (${question.trim()})`, EXIT.usage);
-    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    const rl = readline().createInterface({ input: process.stdin, output: process.stderr });
     try {
       const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
       return answer === '' ? fallback : answer;
@@ -117,7 +121,7 @@ export class Ctx {
         done();
       },
     });
-    const rl = createInterface({ input: process.stdin, output, terminal: true });
+    const rl = readline().createInterface({ input: process.stdin, output, terminal: true });
     try {
       const answer = await new Promise<string>((resolve) => {
         rl.question(question, resolve);

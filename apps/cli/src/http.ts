@@ -1,4 +1,6 @@
+import type * as Http from 'node:http';
 import { CliError, EXIT, exitCodeForApiCode, violationLine } from './errors';
+import { nodeRequire } from './lazy';
 
 export interface ApiErrorShape {
   code: string;
@@ -33,6 +35,43 @@ function violationsSuffix(body: ApiErrorShape): string {
   return lines.length ? `\n${lines.join('\n')}` : '';
 }
 
+interface RawResponse {
+  status: number;
+  statusText: string;
+  text: string;
+}
+
+/**
+ * One request with `node:http` (or `node:https`), loaded on first use. Not `fetch`: undici loads
+ * ~30 ms of modules on a cold start, and every `cwic` command pays it (a CLI is all cold starts).
+ */
+function send(url: string, method: string, token: string, body: string | undefined): Promise<RawResponse> {
+  return new Promise<RawResponse>((resolve, reject) => {
+    const u = new URL(url);
+    const client = nodeRequire(u.protocol === 'https:' ? 'node:https' : 'node:http') as typeof Http;
+    const headers: Record<string, string | number> = { authorization: `Bearer ${token}`, accept: '*/*' };
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = Buffer.byteLength(body);
+    }
+    const req = client.request(u, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A connection error's text; a refused dual-stack connect is an AggregateError with no message. */
+function errorText(e: unknown): string {
+  if (e instanceof AggregateError && !e.message) return e.errors.map(errorText).join('; ');
+  if (e instanceof Error) return e.message || ((e as NodeJS.ErrnoException).code ?? e.name);
+  return String(e);
+}
+
 export class ApiClient {
   constructor(
     readonly baseUrl: string,
@@ -43,21 +82,14 @@ export class ApiClient {
     if (!this.token) {
       throw new CliError(`${doing}: unauthenticated: no API token; run \`cwic auth login\` or set PADDOCK_API_KEY`, EXIT.refused);
     }
-    let res: Response;
+    let res: RawResponse;
     try {
-      res = await fetch(`${this.baseUrl}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${this.token}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
+      res = await send(`${this.baseUrl}${path}`, method, this.token, body === undefined ? undefined : JSON.stringify(body));
     } catch (e) {
-      const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : String(e);
+      const cause = errorText(e);
       throw new CliError(`${doing}: unavailable: cannot reach ${this.baseUrl} (${cause})`, EXIT.refused);
     }
-    const text = await res.text();
+    const text = res.text;
     let parsed: unknown = undefined;
     if (text) {
       try {
@@ -66,7 +98,7 @@ export class ApiClient {
         parsed = undefined;
       }
     }
-    if (!res.ok) {
+    if (res.status < 200 || res.status > 299) {
       const shape =
         parsed && typeof parsed === 'object' && 'code' in parsed && 'message' in parsed
           ? (parsed as ApiErrorShape)

@@ -76,6 +76,17 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
     expect(g.stdout.trim()).toBe('STATE_RUNNING');
   });
 
+  it('--runner-id places on that runner (the organization\'s own runners: no mode needed)', () => {
+    const c = sh(p, 'cwic sandbox create --runner-id dp-1 --wait -o json -- sleep 60');
+    expect(c.stderr).toBe('');
+    expect(c.code).toBe(0);
+    const sb = JSON.parse(c.stdout) as { sandboxId: string; runnerId?: string; status: { runnerId?: string } }[] | { sandboxId: string; status: { runnerId?: string } };
+    const one = Array.isArray(sb) ? sb[0] : sb;
+    expect(one?.status.runnerId).toBe('dp-1');
+    expect(sh(p, `cwic sandbox stop ${one?.sandboxId ?? ''}`).code).toBe(0);
+    expect(sh(p, 'cwic sandbox create --runner-id nowhere -- true').stderr).toMatch(/nowhere/);
+  });
+
   it("exec streams output and returns the command's exit code", () => {
     const r = sh(p, `cwic sandbox exec ${id} -- sh -c 'echo out; echo err >&2; exit 7'`);
     expect(r.code).toBe(7);

@@ -1,14 +1,8 @@
 import type { Command } from 'commander';
 import type { Ctx } from '../context';
-import { age, parseOutputFormat, renderTable, toJson, toYaml } from '../output';
+import { clusterActions } from '../lazy';
 
-interface Cluster {
-  id: string;
-  name: string;
-  zone: string;
-  createTime?: string;
-}
-
+/** Declarations only: the work is in `../actions/cluster`, loaded when a command runs (see `../lazy`). */
 export function registerClusterCommands(program: Command, ctx: Ctx): void {
   const cluster = program.command('cluster').description("your organization's clusters");
   cluster
@@ -16,12 +10,5 @@ export function registerClusterCommands(program: Command, ctx: Ctx): void {
     .alias('ls')
     .description('list clusters (id, name, zone)')
     .option('-o, --output <FORMAT>', 'table|wide|json|yaml|name', 'table')
-    .action(async (o: { output?: string }) => {
-      const format = parseOutputFormat(o.output);
-      const r = await ctx.controlPlane().request<{ clusters: Cluster[] }>('listing clusters', 'GET', '/v1/clusters');
-      if (format === 'json') return ctx.out(toJson(r.clusters));
-      if (format === 'yaml') return ctx.out(toYaml(r.clusters));
-      if (format === 'name') return ctx.out(r.clusters.map((c) => `cluster/${c.name}`).join('\n'));
-      ctx.out(renderTable(['id', 'name', 'zone', 'age'], r.clusters.map((c) => [c.id, c.name, c.zone, age(c.createTime)])));
-    });
+    .action((o: { output?: string }) => clusterActions().then((a) => a.getClusters(ctx, o)));
 }

@@ -1,176 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type * as Sdk from '@paddock/sdk';
+import type { CreateFlags } from '../actions/sandbox';
 import type { Ctx } from '../context';
-import { CliError, EXIT, UsageError, exitCodeForApiCode, violationLine } from '../errors';
-import { isRecord, parseDocument, readInput } from '../input';
-import { loadCase } from '../lazy';
-import { age, parseOutputFormat, renderTable, shortEnum, toJson, toYaml } from '../output';
+import { sandboxActions } from '../lazy';
 
-type SdkModule = typeof Sdk;
-
-async function sdk(): Promise<SdkModule> {
-  return import('@paddock/sdk');
-}
-
-/** Accepts `ID` or `sandbox/ID` (what `-o name` prints). */
-const idOf = (ref: string): string => ref.replace(/^sandbox\//, '');
-
-function clientOpts(ctx: Ctx): { baseUrl: string; apiKey: string } {
-  const s = ctx.settings();
-  if (!s.token) throw new CliError('unauthenticated: no API token; run `cwic auth login` or set PADDOCK_API_KEY', EXIT.refused);
-  return { baseUrl: s.gatewayUrl, apiKey: s.token };
-}
-
-/** Maps SDK errors to the CLI's `Error: <doing>: <code>: <message>` and exit codes. */
-async function doing<T>(what: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (e instanceof CliError) throw e;
-    const m = await sdk();
-    if (e instanceof m.PaddockError) {
-      const details = (e.violations ?? []).map((v) => `\n${violationLine(v.field, v.description)}`).join('');
-      throw new CliError(`${what}: ${e.code}: ${e.message}${details}`, exitCodeForApiCode(e.code));
-    }
-    throw new CliError(`${what}: ${e instanceof Error ? e.message : String(e)}`, EXIT.refused);
-  }
-}
-
-function printSandboxes(ctx: Ctx, list: Sdk.SandboxResource[], output: string | undefined): void {
-  const format = parseOutputFormat(output);
-  if (format === 'json') return ctx.out(toJson(list));
-  if (format === 'yaml') return ctx.out(toYaml(list));
-  if (format === 'name') return ctx.out(list.map((s) => `sandbox/${s.sandboxId}`).join('\n'));
-  const wide = format === 'wide';
-  const headers = ['id', 'state', 'runner', 'age', ...(wide ? ['reason', 'exit', 'tags'] : [])];
-  const rows = list.map((s) => [
-    s.sandboxId,
-    shortEnum(s.status.state, 'STATE_'),
-    s.status.runnerId || '-',
-    age(s.status.createTime),
-    ...(wide ? [s.status.stateReason ?? '-', s.status.exitCode === undefined ? '-' : String(s.status.exitCode), (s.spec.tags ?? []).join(',') || '-'] : []),
-  ]);
-  if (rows.length === 0) return void ctx.io.stderr('No sandboxes found.\n');
-  ctx.out(renderTable(headers, rows));
-}
-
-interface CreateFlags {
-  file?: string;
-  image?: string;
-  cpu?: string;
-  memory?: string;
-  lifetime?: string;
-  tag?: string[];
-  runnerId?: string[];
-  env?: string[];
-  wait?: boolean;
-  requestId?: string;
-  output?: string;
-}
-
-function parseEnvPairs(pairs: string[] | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const p of pairs ?? []) {
-    const i = p.indexOf('=');
-    if (i <= 0) throw new UsageError(`--env expects KEY=VALUE, got "${p}"`);
-    out[p.slice(0, i)] = p.slice(i + 1);
-  }
-  return out;
-}
-
-async function buildSpec(ctx: Ctx, o: CreateFlags, command: string[]): Promise<Sdk.SandboxSpec> {
-  let spec: Record<string, unknown> = {};
-  if (o.file) {
-    const parsed = parseDocument(readInput(o.file, ctx.io.readStdin), o.file === '-' ? 'stdin' : o.file);
-    if (!isRecord(parsed)) throw new UsageError('a sandbox spec must be a mapping');
-    spec = (await loadCase()).snakeToCamelDeep(parsed) as Record<string, unknown>;
-  }
-  const containers = Array.isArray(spec.containers) ? (spec.containers as Record<string, unknown>[]) : [{ name: 'main' }];
-  const main = { ...(containers[0] ?? { name: 'main' }) };
-  if (o.image) main.image = o.image;
-  if (command.length) {
-    main.command = command[0];
-    main.args = command.slice(1);
-  }
-  if (o.cpu || o.memory) main.resources = { ...(isRecord(main.resources) ? main.resources : {}), ...(o.cpu ? { cpu: o.cpu } : {}), ...(o.memory ? { memory: o.memory } : {}) };
-  const env = parseEnvPairs(o.env);
-  if (Object.keys(env).length) main.environmentVariables = { ...(isRecord(main.environmentVariables) ? main.environmentVariables : {}), ...env };
-  spec.containers = [main, ...containers.slice(1)];
-  if (o.lifetime) spec.maxLifetimeSeconds = Number(o.lifetime);
-  if (o.tag?.length) spec.tags = [...(Array.isArray(spec.tags) ? (spec.tags as string[]) : []), ...o.tag];
-  if (o.runnerId?.length) spec.runnerIds = o.runnerId;
-  return spec;
-}
-
-async function execCmd(ctx: Ctx, ref: string, command: string[], o: { cwd?: string; env?: string[]; timeout?: string; tty?: boolean }): Promise<number> {
-  if (command.length === 0) throw new UsageError('no command: cwic sandbox exec ID -- CMD [ARGS...]');
-  const m = await sdk();
-  const sb = await doing(`getting sandbox ${ref}`, () => m.Sandbox.fromId(idOf(ref), clientOpts(ctx)));
-  const proc = sb.exec(command, {
-    cwd: o.cwd,
-    env: parseEnvPairs(o.env),
-    timeoutSeconds: o.timeout ? Number(o.timeout) : undefined,
-    stdin: !ctx.io.stdinIsTTY && !o.tty ? true : Boolean(o.tty),
-    tty: o.tty,
-  });
-  // Stream output as it comes; stdin (when piped) flows into the command.
-  const pump = async (chan: AsyncIterable<Buffer>, write: (b: Buffer) => void): Promise<void> => {
-    for await (const chunk of chan) write(chunk);
-  };
-  const outDone = pump(proc.stdout, (b) => void process.stdout.write(b));
-  const errDone = pump(proc.stderr, (b) => void process.stderr.write(b));
-  if (!ctx.io.stdinIsTTY && !o.tty) {
-    void (async () => {
-      try {
-        for await (const chunk of process.stdin) await proc.stdin.write(chunk as Buffer);
-      } finally {
-        await proc.stdin.close().catch(() => undefined);
-      }
-    })();
-  }
-  const result = await doing(`executing in sandbox ${ref}`, () => proc.result());
-  await Promise.all([outDone, errDone]);
-  if (result.timedOut) {
-    ctx.io.stderr(`Error: executing in sandbox ${ref}: deadline_exceeded: command timed out\n`);
-    return 124;
-  }
-  return result.exitCode;
-}
-
-async function shCmd(ctx: Ctx, ref: string, o: { cmd?: string }): Promise<number> {
-  const m = await sdk();
-  const sb = await doing(`getting sandbox ${ref}`, () => m.Sandbox.fromId(idOf(ref), clientOpts(ctx)));
-  const tty = process.stdin.isTTY;
-  const proc = sb.exec(['/bin/sh', ...(o.cmd ? ['-c', o.cmd] : ['-i'])], { stdin: true, tty, cols: process.stdout.columns, rows: process.stdout.rows });
-  if (tty) process.stdin.setRawMode(true);
-  const onResize = (): void => void proc.resize(process.stdout.columns, process.stdout.rows).catch(() => undefined);
-  process.stdout.on('resize', onResize);
-  const onData = (d: Buffer): void => void proc.stdin.write(d);
-  process.stdin.on('data', onData);
-  process.stdin.once('end', () => void proc.stdin.close());
-  const pump = async (chan: AsyncIterable<Buffer>, write: (b: Buffer) => void): Promise<void> => {
-    for await (const chunk of chan) write(chunk);
-  };
-  const outDone = pump(proc.stdout, (b) => void process.stdout.write(b));
-  const errDone = pump(proc.stderr, (b) => void process.stderr.write(b));
-  try {
-    const r = await doing(`opening a shell in ${ref}`, () => proc.result());
-    await Promise.all([outDone, errDone]);
-    return r.exitCode;
-  } finally {
-    process.stdin.off('data', onData);
-    process.stdout.off('resize', onResize);
-    if (tty) process.stdin.setRawMode(false);
-    process.stdin.pause();
-  }
-}
-
-function splitRemote(arg: string): { sandbox?: string; path: string } {
-  const m = /^([^/:][^:]*):(\/.*)$/.exec(arg);
-  return m ? { sandbox: m[1], path: m[2] as string } : { path: arg };
-}
-
+/** Declarations only: the work is in `../actions/sandbox`, loaded when a command runs (see `../lazy`). */
 export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
   sandbox
     .command('create')
@@ -187,14 +20,7 @@ export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
     .option('--request-id <TOKEN>', 'idempotency token')
     .option('--wait', 'wait until RUNNING')
     .option('-o, --output <FORMAT>', 'name|json|yaml|table', 'name')
-    .action(async (command: string[], o: CreateFlags) => {
-      const m = await sdk();
-      const spec = await buildSpec(ctx, o, command);
-      const sb = await doing('creating sandbox', () => m.Sandbox.create(spec, { ...clientOpts(ctx), requestId: o.requestId }));
-      if (o.wait) await ctx.withProgress(`waiting for sandbox ${sb.sandboxId} to run`, () => doing(`waiting for sandbox ${sb.sandboxId}`, () => sb.wait()));
-      if (o.output === 'name') return ctx.out(`sandbox/${sb.sandboxId}`);
-      printSandboxes(ctx, [await sb.refresh()], o.output);
-    });
+    .action((command: string[], o: CreateFlags) => sandboxActions().then((a) => a.createSandbox(ctx, command, o)));
 
   sandbox
     .command('ls')
@@ -205,23 +31,14 @@ export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
     .option('--runner-id <ID...>', 'only on these runners')
     .option('-a, --all', 'include terminated sandboxes')
     .option('-o, --output <FORMAT>', 'table|wide|json|yaml|name', 'table')
-    .action(async (o: { tag?: string[]; state?: string; runnerId?: string[]; all?: boolean; output?: string }) => {
-      const m = await sdk();
-      const state = o.state ? (o.state.startsWith('STATE_') ? o.state : `STATE_${o.state.toUpperCase()}`) : undefined;
-      const list = await doing('listing sandboxes', () => m.Sandbox.list({ ...clientOpts(ctx), tags: o.tag, state, runnerIds: o.runnerId, showTerminated: o.all }));
-      printSandboxes(ctx, list.map((s) => ({ sandboxId: s.sandboxId, spec: s.spec, status: s.status })), o.output);
-    });
+    .action((o: { tag?: string[]; state?: string; runnerId?: string[]; all?: boolean; output?: string }) => sandboxActions().then((a) => a.listSandboxes(ctx, o)));
 
   sandbox
     .command('get')
     .argument('<SANDBOX-ID>', 'sandbox id')
     .description('show one sandbox (placement decision included with -o json)')
     .option('-o, --output <FORMAT>', 'table|wide|json|yaml|name', 'table')
-    .action(async (ref: string, o: { output?: string }) => {
-      const m = await sdk();
-      const sb = await doing(`getting sandbox ${ref}`, () => m.Sandbox.fromId(idOf(ref), clientOpts(ctx)));
-      printSandboxes(ctx, [{ sandboxId: sb.sandboxId, spec: sb.spec, status: sb.status }], o.output);
-    });
+    .action((ref: string, o: { output?: string }) => sandboxActions().then((a) => a.getSandbox(ctx, ref, o)));
 
   sandbox
     .command('exec')
@@ -232,20 +49,14 @@ export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
     .option('--env <KEY=VALUE...>', 'environment variables')
     .option('--timeout <SECONDS>', 'kill the command after this long')
     .option('-t, --tty', 'allocate a terminal')
-    .action(async (ref: string, command: string[], o: { cwd?: string; env?: string[]; timeout?: string; tty?: boolean }) => {
-      process.exitCode = await execCmd(ctx, ref, command, o);
-      if (process.exitCode !== 0) throw new CliError('', process.exitCode);
-    });
+    .action((ref: string, command: string[], o: { cwd?: string; env?: string[]; timeout?: string; tty?: boolean }) => sandboxActions().then((a) => a.execSandbox(ctx, ref, command, o)));
 
   sandbox
     .command('sh')
     .argument('<SANDBOX-ID>', 'sandbox id')
     .description('interactive shell in the sandbox')
     .option('--cmd <COMMAND>', 'run this shell command instead of an interactive shell')
-    .action(async (ref: string, o: { cmd?: string }) => {
-      const code = await shCmd(ctx, ref, o);
-      if (code !== 0) throw new CliError('', code);
-    });
+    .action((ref: string, o: { cmd?: string }) => sandboxActions().then((a) => a.shSandbox(ctx, ref, o)));
 
   sandbox
     .command('logs')
@@ -255,40 +66,14 @@ export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
     .option('--tail <N>', 'last N lines')
     .option('--since <TIME>', 'RFC 3339 time or a duration like 10m')
     .option('--from-offset <BYTES>', 'resume at this byte offset')
-    .action(async (ref: string, o: { follow?: boolean; tail?: string; since?: string; fromOffset?: string }) => {
-      const m = await sdk();
-      const sb = await doing(`getting sandbox ${ref}`, () => m.Sandbox.fromId(idOf(ref), clientOpts(ctx)));
-      let since: string | undefined = o.since;
-      const dur = o.since ? /^(\d+)([smh])$/.exec(o.since) : null;
-      if (dur) since = new Date(Date.now() - Number(dur[1]) * { s: 1e3, m: 6e4, h: 36e5 }[dur[2] as 's' | 'm' | 'h']).toISOString();
-      await doing(`reading logs of ${ref}`, async () => {
-        for await (const entry of sb.logs({ follow: o.follow, tailLines: o.tail ? Number(o.tail) : undefined, sinceTime: since, fromOffset: o.fromOffset ? Number(o.fromOffset) : undefined })) {
-          (entry.stream === 'stderr' ? process.stderr : process.stdout).write(entry.data);
-        }
-      });
-    });
+    .action((ref: string, o: { follow?: boolean; tail?: string; since?: string; fromOffset?: string }) => sandboxActions().then((a) => a.sandboxLogs(ctx, ref, o)));
 
   sandbox
     .command('cp')
     .argument('<SRC>', 'local path or SANDBOX-ID:/abs/path')
     .argument('<DST>', 'local path or SANDBOX-ID:/abs/path')
     .description('copy a file to or from a sandbox (use - for stdin/stdout)')
-    .action(async (src: string, dst: string) => {
-      const m = await sdk();
-      const from = splitRemote(src);
-      const to = splitRemote(dst);
-      if (Boolean(from.sandbox) === Boolean(to.sandbox)) throw new UsageError('exactly one of SRC and DST must be SANDBOX-ID:/path');
-      if (to.sandbox) {
-        const sb = await doing(`getting sandbox ${to.sandbox}`, () => m.Sandbox.fromId(idOf(to.sandbox as string), clientOpts(ctx)));
-        const data = from.path === '-' ? readFileSync(0) : readFileSync(from.path);
-        await doing(`writing ${to.path}`, () => sb.writeFile(to.path, data));
-      } else {
-        const sb = await doing(`getting sandbox ${from.sandbox ?? ''}`, () => m.Sandbox.fromId(idOf(from.sandbox as string), clientOpts(ctx)));
-        const data = await doing(`reading ${from.path}`, () => sb.readFile(from.path));
-        if (to.path === '-') process.stdout.write(data);
-        else writeFileSync(to.path, data);
-      }
-    });
+    .action((src: string, dst: string) => sandboxActions().then((a) => a.copyFile(ctx, src, dst)));
 
   sandbox
     .command('stop')
@@ -296,29 +81,12 @@ export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
     .description('stop sandboxes')
     .option('--grace <SECONDS>', 'grace period before SIGKILL (0 = at once)')
     .option('--missing-ok', 'succeed for sandboxes that do not exist')
-    .action(async (refs: string[], o: { grace?: string; missingOk?: boolean }) => {
-      const m = await sdk();
-      for (const ref of refs) {
-        await doing(`stopping sandbox ${ref}`, () => m.Sandbox.delete(idOf(ref), { ...clientOpts(ctx), missingOk: o.missingOk, gracePeriodSeconds: o.grace ? Number(o.grace) : undefined }));
-        ctx.out(`sandbox/${idOf(ref)} stopped`);
-      }
-    });
+    .action((refs: string[], o: { grace?: string; missingOk?: boolean }) => sandboxActions().then((a) => a.stopSandboxes(ctx, refs, o)));
 
   sandbox
     .command('explain')
     .description('which runner would take a spec, and why the others would not')
     .requiredOption('-f, --file <FILE>', 'sandbox spec (YAML or JSON), or -')
     .option('-o, --output <FORMAT>', 'table|json', 'table')
-    .action(async (o: { file: string; output?: string }) => {
-      const m = await sdk();
-      const spec = await buildSpec(ctx, { file: o.file }, []);
-      const r = await doing('explaining placement', () => m.Sandbox.explain(spec, clientOpts(ctx)));
-      if (o.output === 'json') return ctx.out(toJson(r));
-      const lines = [r.wouldPlaceOn ? `would place on: ${r.wouldPlaceOn}` : 'no runner admits this spec'];
-      for (const v of r.verdicts) {
-        lines.push(`  ${v.runnerId}: ${v.admitted === true ? 'admits' : v.admitted === false ? 'refuses' : 'unknown'}${v.note ? ` (${v.note})` : ''}`);
-        for (const x of v.violations) lines.push(`  ${violationLine(x.field, x.description)}`);
-      }
-      ctx.out(lines.join('\n'));
-    });
+    .action((o: { file: string; output?: string }) => sandboxActions().then((a) => a.explainPlacement(ctx, o)));
 }
