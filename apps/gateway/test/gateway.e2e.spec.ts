@@ -164,7 +164,7 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
     const explained = [];
     for (let i = 0; i < specs.length; i += 25) explained.push(...(await Promise.all(specs.slice(i, i + 25).map((s) => Sandbox.explain(s, { client })))));
     for (const ex of explained) {
-      const admitted = ex.verdicts.filter((v) => v.admitted).map((v) => v.runnerId);
+      const admitted = ex.verdicts.filter((v) => v.admitted === true).map((v) => v.runnerId);
       if (admitted.length) admittedSomewhere++;
       expect(ex.wouldPlaceOn === null ? [] : [ex.wouldPlaceOn]).toEqual(admitted.length ? [ex.order[0]] : []);
       // Policies nest (small ⊂ medium ⊂ large for resources): a runner admits iff every larger one does.
@@ -176,10 +176,14 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
 
     const sample = Number(process.env.PADDOCK_SOAK ? 1000 : 12);
     let matched = 0;
+    const admittedBy = (verdicts: { runnerId: string; admitted: boolean | null }[]): string[] =>
+      verdicts.filter((v) => v.admitted === true).map((v) => v.runnerId).sort();
     for (const spec of specs.slice(0, sample)) {
       const ex = await Sandbox.explain(spec, { client });
       try {
         const sb = await Sandbox.create(spec, { client });
+        // The real decision admits exactly the runners the explanation admitted, and lands on one of them.
+        expect(admittedBy(sb.status.placement?.verdicts ?? [])).toEqual(admittedBy(ex.verdicts));
         expect(ex.verdicts.find((v) => v.runnerId === sb.runnerId)?.admitted).toBe(true);
         if (sb.runnerId === ex.wouldPlaceOn) matched++;
         await sb.stop({ wait: false });
@@ -189,9 +193,11 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
         matched++;
       }
     }
-    // Capacity can shift between the explain and the create (a heartbeat in between); the
-    // admitted set must always agree, the exact first choice nearly always.
-    expect(matched).toBeGreaterThanOrEqual(sample - 1);
+    // Among admitting runners the order follows free capacity, which moves between the explain and
+    // the create (the previous sandbox's stop lands, a heartbeat arrives): the admitted set must
+    // always agree, the exact first choice in at least 99 % of cases.
+    console.info(`explain vs placement: ${sample} created, first choice identical in ${matched}`);
+    expect(matched).toBeGreaterThanOrEqual(sample - Math.max(1, Math.floor(sample / 100)));
   });
 
   it('never makes a second sandbox for a retried create (requestId) and rejects a reused requestId with another spec', async () => {
