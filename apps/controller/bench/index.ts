@@ -104,16 +104,30 @@ async function main(): Promise<void> {
       await until(async () => (await status(id)) === 'RUNNER_INSTALL_STATUS_READY', timeoutMs);
       return performance.now() - t0;
     };
+    const deleteToGone = async (id: string, timeoutMs: number): Promise<number> => {
+      const t0 = performance.now();
+      const r = await api('DELETE', `/v1/sandbox/managedRunners/${id}`);
+      if (r.status >= 300) throw new Error(`delete ${id}: ${r.status} ${JSON.stringify(r.json)}`);
+      await until(async () => (await api('GET', `/v1/sandbox/managedRunners/${id}`)).status === 404, timeoutMs);
+      return performance.now() - t0;
+    };
+    // One managed runner per cluster (control-plane rule): each measured create follows the
+    // teardown of the previous runner of the cluster (DELETE → 404), and the last one stays for
+    // the policy edits.
     const k8sReady: number[] = [];
-    for (let n = 0; n < N_CREATES; n++) k8sReady.push(await createToReady(`bench-k${n}`, 'bench-k8s', 60_000));
-
-    const cmData = (): string => (k8s.get('v1', 'ConfigMap', 'runner-bench-k0-config', 'paddock-runner-bench-k0') as { data?: Record<string, string> } | undefined)?.data?.['runner.json'] ?? '';
+    const k8sGone: number[] = [];
+    for (let n = 0; n < N_CREATES; n++) {
+      k8sReady.push(await createToReady(`bench-k${n}`, 'bench-k8s', 60_000));
+      if (n < N_CREATES - 1) k8sGone.push(await deleteToGone(`bench-k${n}`, 60_000));
+    }
+    const editRunner = `bench-k${N_CREATES - 1}`;
+    const cmData = (): string => (k8s.get('v1', 'ConfigMap', `runner-${editRunner}-config`, `paddock-runner-${editRunner}`) as { data?: Record<string, string> } | undefined)?.data?.['runner.json'] ?? '';
     const edits: number[] = [];
     for (let n = 0; n < N_EDITS; n++) {
-      const cur = await api<{ etag: string }>('GET', '/v1/sandbox/managedRunners/bench-k0');
+      const cur = await api<{ etag: string }>('GET', `/v1/sandbox/managedRunners/${editRunner}`);
       const maxCpu = String(100 + n);
       const t0 = performance.now();
-      const r = await api('PATCH', '/v1/sandbox/managedRunners/bench-k0?updateMask=policy', { policy: { constraints: { resources: { maxCpu } } }, etag: cur.json.etag });
+      const r = await api('PATCH', `/v1/sandbox/managedRunners/${editRunner}?updateMask=policy`, { policy: { constraints: { resources: { maxCpu } } }, etag: cur.json.etag });
       if (r.status !== 200) throw new Error(`policy edit: ${r.status}`);
       await until(() => cmData().includes(`"maxCpu": "${maxCpu}"`), 30_000);
       edits.push(performance.now() - t0);
@@ -126,6 +140,7 @@ async function main(): Promise<void> {
       row('policy edit → ConfigMap updated p50', 'ms', [editStats.p50], { floor: { name: 'NATS rr + PG commit + SSA patch', median: floorSum }, target: '< 200 ms', note: `n=${editStats.n}` }),
       row('policy edit → ConfigMap updated p99', 'ms', [editStats.p99], { floor: { name: 'NATS rr + PG commit + SSA patch', median: floorSum }, note: `n=${editStats.n}` }),
       row('runner create → READY (test server)', 'ms', k8sReady, { floor: { name: 'bare SSA patch', median: ssa.p50 }, note: `n=${k8sReady.length}` }),
+      row('runner delete → gone (test server)', 'ms', k8sGone, { note: `n=${k8sGone.length}` }),
     ];
 
     // Local driver with the real runner process.
@@ -146,14 +161,21 @@ async function main(): Promise<void> {
       );
       stops.push(() => local.stop());
       const localReady: number[] = [];
+      const nLocal = Math.min(3, N_CREATES);
+      let live: string | undefined;
       try {
-        for (let n = 0; n < Math.min(3, N_CREATES); n++) localReady.push(await createToReady(`bench-l${n}`, 'bench-local', 90_000));
+        for (let n = 0; n < nLocal; n++) {
+          live = `bench-l${n}`;
+          localReady.push(await createToReady(live, 'bench-local', 90_000));
+          await deleteToGone(live, 60_000);
+          live = undefined;
+        }
         rows.push(row('runner create → READY (local driver, real runner)', 'ms', localReady, { floor: { name: 'bare NATS request/reply', median: natsRr.p50 }, note: `n=${localReady.length}` }));
       } catch (e) {
         rows.push(row('runner create → READY (local driver)', 'ms', [Number.NaN], { note: `failed: ${e instanceof Error ? e.message : String(e)}` }));
       }
       // Leave no runner process behind.
-      for (let n = 0; n < localReady.length; n++) await api('DELETE', `/v1/sandbox/managedRunners/bench-l${n}`);
+      if (live) await api('DELETE', `/v1/sandbox/managedRunners/${live}`);
     } else {
       rows.push(row('runner create → READY (local driver)', 'ms', [Number.NaN], { note: 'apps/runner does not build: skipped' }));
     }

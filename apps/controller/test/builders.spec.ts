@@ -82,6 +82,20 @@ describe('runner manifest builders', () => {
     expect(dep.spec.template.metadata.annotations['paddock.dev/revision']).toBe('2');
   });
 
+  it('env names are unique (an apply with duplicate keys is refused); platform variables come first and win over overrides', () => {
+    const d = desired();
+    // The control plane's deploymentSpec.env already carries the identity variables; a user
+    // override of a platform name must not survive either.
+    const spec = { ...d.deploymentSpec, env: { ...d.deploymentSpec.env, PADDOCK_RUNNER_ID: d.runnerId, NATS_URL: 'nats://elsewhere:4222', A_FIRST: '1' } };
+    const dep = buildRunnerObjects({ ...d, deploymentSpec: spec }, { natsUrl: 'n' }).find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } };
+    const env = dep.spec.template.spec.containers[0]?.env ?? [];
+    const names = env.map((e) => e.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(env.find((e) => e.name === 'NATS_URL')?.value).toBe('n');
+    expect(names.slice(-2)).toEqual(['A_FIRST', 'LOG_LEVEL']);
+    expect(names[0]).toBe('PADDOCK_RUNNER_ID');
+  });
+
   it('a policy edit changes only the ConfigMap, never the pod template (no runner restart)', () => {
     const before = buildRunnerObjects(desired(), { natsUrl: 'n' });
     const after = buildRunnerObjects(desired({ policy: { constraints: {} }, policyEtag: 'p2' }), { natsUrl: 'n' });

@@ -74,10 +74,13 @@ export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeOb
   const labels = commonLabels(d, 'runner');
   const spec = d.deploymentSpec;
   const podLabels = { ...spec.labels, ...labels };
-  const env = [
-    ...Object.entries(spec.env)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([k, v]) => ({ name: k, value: v })),
+  // Platform variables first, then the user's `spec.overrides.env` (sorted). Names are unique:
+  // the apiserver refuses an apply with duplicate keys in a keyed list, and `deploymentSpec.env`
+  // already carries the identity variables the builder sets, so a platform name is never taken
+  // from the user's map (the platform value wins, as in the control plane's rendering). Platform
+  // variables first also lets a user value reference them (`$(PADDOCK_RUNNER_ID)`): Kubernetes
+  // only expands references to variables defined earlier in the list.
+  const platformEnv = [
     { name: 'PADDOCK_RUNNER_ID', value: d.runnerId },
     { name: 'PADDOCK_ORGANIZATION_ID', value: d.organizationId },
     { name: 'PADDOCK_CLUSTER_ID', value: d.clusterId },
@@ -87,6 +90,14 @@ export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeOb
     { name: 'PADDOCK_RUNNER_CONFIG', value: `${CONFIG_MOUNT}/${CONFIG_FILE}` },
     { name: 'PADDOCK_SANDBOX_NAMESPACE', value: sbNs },
     { name: 'NATS_URL', value: opts.natsUrl },
+  ];
+  const platformNames = new Set(platformEnv.map((e) => e.name));
+  const env = [
+    ...platformEnv,
+    ...Object.entries(spec.env)
+      .filter(([k]) => !platformNames.has(k))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => ({ name: k, value: v })),
   ];
   const affinity = parseAffinity(spec.affinity);
   const deployment: KubeObject = {

@@ -1,4 +1,4 @@
-import { AppsV1Api, CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, HttpMethod, KubernetesObjectApi, PatchStrategy, ServerConfiguration, createConfiguration, type Configuration, type KubeConfig } from '@kubernetes/client-node';
 import { buildRunnerObjects } from '../builders/runner.manifests';
 import { FIELD_MANAGER, LABEL_CLUSTER, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUNNER, LABEL_RUNNER_UID, runnerName, runnerNamespace, sandboxNamespace } from '../builders/names';
 import type { DesiredRunner } from '../desired';
@@ -25,6 +25,27 @@ export class NotLeaderError extends Error {
   constructor() {
     super('not the leader any more: write refused');
   }
+}
+
+/**
+ * The API clients' configuration with the fence as the last step before a request leaves: every
+ * non-GET request is refused when `mayWrite()` says no. Checking only before `patch()` is called
+ * leaves awaits between the check and the send (API discovery, auth headers); a leader frozen
+ * (SIGSTOP, GC pause) in that gap would otherwise send its stale write on resume.
+ */
+function fencedConfiguration(kc: KubeConfig, mayWrite: () => boolean): Configuration {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  return createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kc },
+    promiseMiddleware: [
+      {
+        pre: (ctx) => (ctx.getHttpMethod() !== HttpMethod.GET && !mayWrite() ? Promise.reject(new NotLeaderError()) : Promise.resolve(ctx)),
+        post: (rsp) => Promise.resolve(rsp),
+      },
+    ],
+  });
 }
 
 function statusCode(e: unknown): number | undefined {
@@ -56,9 +77,17 @@ export class KubernetesDriver implements ClusterDriver {
     kc: KubeConfig,
     private readonly opts: KubernetesDriverOptions,
   ) {
-    this.objects = KubernetesObjectApi.makeApiClient(kc);
-    this.core = kc.makeApiClient(CoreV1Api);
-    this.apps = kc.makeApiClient(AppsV1Api);
+    const mayWrite = opts.mayWrite;
+    if (mayWrite) {
+      const config = fencedConfiguration(kc, mayWrite);
+      this.objects = new KubernetesObjectApi(config);
+      this.core = new CoreV1Api(config);
+      this.apps = new AppsV1Api(config);
+    } else {
+      this.objects = KubernetesObjectApi.makeApiClient(kc);
+      this.core = kc.makeApiClient(CoreV1Api);
+      this.apps = kc.makeApiClient(AppsV1Api);
+    }
   }
 
   async apply(d: DesiredRunner): Promise<void> {

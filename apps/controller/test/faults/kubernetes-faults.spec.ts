@@ -186,6 +186,7 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
     const changesMs = Date.now() - t0;
     const { ms, drift } = await zeroDrift(90_000);
     console.log(`K-1: ${changes} changes (${deletes} deletes) in ${changesMs} ms with ${kills} SIGKILLs; zero drift ${ms} ms after the last change`);
+    if (drift.length) for (const [c, p] of current) console.log(`controller of ${c}:\n${p.tail(40)}`);
     expect(kills).toBe(K1_KILLS);
     expect(drift).toEqual([]);
     for (const p of current.values()) expect(await p.terminate()).toBe(0);

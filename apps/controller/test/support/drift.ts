@@ -43,7 +43,7 @@ export async function driftOf(db: Kysely<CpRunnersTable>, k8s: K8sTestServer, na
         const want = wantDep.spec?.template;
         if (got?.metadata?.annotations?.['paddock.dev/revision'] !== want?.metadata?.annotations?.['paddock.dev/revision']) drift.push(`${d.runnerId}: revision`);
         if (got?.spec?.containers?.[0]?.image !== want?.spec?.containers?.[0]?.image) drift.push(`${d.runnerId}: image`);
-        if (envOf(got?.spec?.containers?.[0]) !== envOf(want?.spec?.containers?.[0])) drift.push(`${d.runnerId}: env`);
+        if (envOf(got?.spec?.containers?.[0]) !== envOf(want?.spec?.containers?.[0])) drift.push(`${d.runnerId}: env ${envOf(got?.spec?.containers?.[0])} != ${envOf(want?.spec?.containers?.[0])}`);
         if (dep.spec?.replicas !== wantDep.spec?.replicas) drift.push(`${d.runnerId}: replicas ${dep.spec?.replicas} != ${wantDep.spec?.replicas}`);
       }
       if (!cm) drift.push(`${d.runnerId}: no ConfigMap`);
