@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -20,6 +20,8 @@ export interface CpuSteadyQuota {
 
 export const V1_CONTROLLERS = ['pids', 'memory', 'cpu'] as const;
 export const SUPERVISORS_GROUP = '_supervisors';
+/** Cgroup names of warm slots: sandbox ids cannot start with an underscore, so they never collide. */
+export const WARM_GROUP_PREFIX = '_warm-';
 
 export interface CgroupLimits {
   cpuMillis: number;
@@ -110,11 +112,32 @@ export class RunnerCgroups {
    * workload's own process starts, before it is reported RUNNING.
    */
   create(sandboxId: string, limits: CgroupLimits): CpuSteadyQuota {
+    this.makeDirs(sandboxId);
+    return this.applyLimits(sandboxId, limits);
+  }
+
+  /** The sandbox's (or a warm slot's) cgroup directories, with no limit written yet. */
+  makeDirs(id: string): void {
+    for (const d of this.boxDirs(id)) mkdirSync(d, { recursive: true });
+  }
+
+  /**
+   * Gives a warm slot's cgroups (holding its parked launcher) to a sandbox. cgroup v1 renames a
+   * cgroup in place, processes and all; v2 refuses renames, which is why warm slots are v1 only.
+   */
+  rename(fromId: string, toId: string): void {
+    if (this.mode !== 'v1') throw new Error('cgroup renames need cgroup v1');
+    const from = this.boxDirs(fromId);
+    const to = this.boxDirs(toId);
+    from.forEach((d, i) => renameSync(d, to[i] as string));
+  }
+
+  /** Writes every limit of the sandbox into its existing cgroups (the CPU quota boosted, see `create`). */
+  applyLimits(sandboxId: string, limits: CgroupLimits): CpuSteadyQuota {
     const steadyUs = Math.max(1000, Math.round(limits.cpuMillis * 100));
     const quotaUs = Math.max(steadyUs, LAUNCH_QUOTA_US);
     if (this.mode === 'v1') {
       const [pids, memory, cpu] = this.boxDirs(sandboxId) as [string, string, string];
-      for (const d of [pids, memory, cpu]) mkdirSync(d, { recursive: true });
       writeFileSync(join(pids, 'pids.max'), String(limits.pidsMax));
       writeFileSync(join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
       // No swap: memsw (memory+swap) equal to the memory limit, where the kernel accounts swap.
@@ -124,7 +147,6 @@ export class RunnerCgroups {
       return { file: join(cpu, 'cpu.cfs_quota_us'), value: String(steadyUs) };
     } else {
       const [dir] = this.boxDirs(sandboxId) as [string];
-      mkdirSync(dir, { recursive: true });
       writeFileSync(join(dir, 'pids.max'), String(limits.pidsMax));
       writeFileSync(join(dir, 'memory.max'), String(limits.memoryBytes));
       writeIfExists(join(dir, 'memory.swap.max'), '0');
@@ -167,6 +189,15 @@ export class RunnerCgroups {
 
   /** Sandbox ids that have a cgroup under this runner (any hierarchy). */
   listSandboxes(): string[] {
+    return this.listChildren().filter((name) => !name.startsWith(WARM_GROUP_PREFIX));
+  }
+
+  /** Warm slots' cgroups under this runner (see warm-slots.ts). */
+  listWarm(): string[] {
+    return this.listChildren().filter((name) => name.startsWith(WARM_GROUP_PREFIX));
+  }
+
+  private listChildren(): string[] {
     const ids = new Set<string>();
     for (const d of this.runnerDirs()) {
       if (!existsSync(d)) continue;

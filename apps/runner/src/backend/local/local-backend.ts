@@ -32,8 +32,10 @@ import { FileClient } from './file-client';
 import { fromOffset, LogCursor, tailLines } from './log-file';
 import { BASE_IMAGE, isSafeId, resolveOptions, type LocalBackendOptions, type ResolvedOptions } from './options';
 import { request } from './socket-io';
+import { isOurSupervisor, pidAlive, readPid } from './pids';
 import { SupervisorZygote } from './supervisor-zygote';
 import { SUPERVISOR_PY } from './supervisor.py';
+import { WarmSlots } from './warm-slots';
 
 /** What the backend remembers about one sandbox (rebuilt from the state directory after a restart). */
 interface SandboxRecord {
@@ -112,6 +114,7 @@ export class LocalBackend implements SandboxBackend {
   private readonly listeners: ((e: BackendEvent) => void)[] = [];
   private cgroups?: RunnerCgroups;
   private zygote?: SupervisorZygote;
+  private warm?: WarmSlots;
   private closed = false;
 
   constructor(options: LocalBackendOptions) {
@@ -151,6 +154,7 @@ export class LocalBackend implements SandboxBackend {
       (line) => this.onSupervisorLine(line),
     );
     this.zygote.ensure();
+    this.warm = new WarmSlots(cg, this.zygote, this.o.stateDir, this.o.warmSlots);
     return cg;
   }
 
@@ -306,7 +310,19 @@ export class LocalBackend implements SandboxBackend {
       files.push({ rel, b64: f.content.toString('base64') });
     }
     try {
-      const cpuSteady = cg.create(spec.sandboxId, spec);
+      const slot = this.warm?.take();
+      let cpuSteady: CpuSteadyQuota;
+      if (slot) {
+        try {
+          cg.rename(slot.id, spec.sandboxId);
+        } catch {
+          // A slot whose cgroups cannot be taken over is dropped; the launch goes the ordinary way.
+          await cg.killAndRemove(slot.id);
+        }
+      }
+      const viaSlot = slot !== undefined && existsSync(cg.boxDirs(spec.sandboxId)[0] as string);
+      if (viaSlot) cpuSteady = cg.applyLimits(spec.sandboxId, spec);
+      else cpuSteady = cg.create(spec.sandboxId, spec);
       const plan: SupervisorPlan = {
         sandboxId: spec.sandboxId,
         dir: rec.dir,
@@ -332,8 +348,11 @@ export class LocalBackend implements SandboxBackend {
       };
       const planPath = join(rec.dir, 'plan.json');
       writeFileSync(planPath, JSON.stringify(plan), { mode: 0o600 });
-      (this.zygote as SupervisorZygote).start(planPath);
+      // A slot's supervisor that is gone took its launcher with it: the plan is then started the
+      // ordinary way, in the same (renamed, limited) cgroups.
+      if (!(viaSlot && slot && (await (this.warm as WarmSlots).handOff(slot, planPath)))) (this.zygote as SupervisorZygote).start(planPath);
       this.watch(rec, false);
+      setImmediate(() => this.refillWarm());
     } catch (e) {
       this.recordEvent(rec, { state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `launch failed: ${(e as Error).message}` });
       await cg.killAndRemove(spec.sandboxId);
@@ -546,14 +565,21 @@ export class LocalBackend implements SandboxBackend {
       // Dead: its supervisor is gone (or it already ended). Release everything, report why.
       await this.reap(id, 'RUNNER_LOST');
     }
-    // Cgroups that have no state directory, and supervisors of a previous runner (its zygote).
+    // Cgroups that have no state directory (warm slots of a previous runner among them), and
+    // supervisors of a previous runner (its zygote).
     for (const id of cg.listSandboxes()) {
       if (!alive.has(id) && !this.sandboxes.has(id)) await cg.killAndRemove(id);
     }
-    const ours = new Set([this.zygote?.pid() ?? -1, ...[...this.sandboxes.values()].map((r) => r.supervisorPid ?? -1)]);
+    const warmIds = this.warm?.ids() ?? new Set<string>();
+    for (const id of cg.listWarm()) {
+      if (!warmIds.has(id)) await cg.killAndRemove(id);
+    }
+    const ours = new Set([this.zygote?.pid() ?? -1, ...(this.warm?.pids() ?? []), ...[...this.sandboxes.values()].map((r) => r.supervisorPid ?? -1)]);
     for (const pid of cg.supervisorPids()) {
       if (!ours.has(pid)) killQuietly(pid, 'SIGKILL');
     }
+    this.warm?.removeStale();
+    this.refillWarm();
     return out;
   }
 
@@ -606,9 +632,19 @@ export class LocalBackend implements SandboxBackend {
     rmSync(dir, { recursive: true, force: true });
   }
 
+  private refillWarm(): void {
+    if (this.closed) return;
+    try {
+      this.warm?.refill();
+    } catch {
+      // a full disk or a closed zygote: launches simply take the ordinary path
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.zygote?.close();
+    await this.warm?.dispose();
     for (const rec of this.sandboxes.values()) {
       if (rec.poll) clearInterval(rec.poll);
       if (rec.backstop) clearTimeout(rec.backstop);
@@ -638,33 +674,6 @@ export function sandboxFileToDiskPath(path: string): string | undefined {
     if (norm.startsWith(top) && norm.length > top.length) return norm.slice(1);
   }
   return undefined;
-}
-
-function readPid(file: string): number | undefined {
-  try {
-    const n = Number(readFileSync(file, 'utf8').trim());
-    return Number.isInteger(n) && n > 0 ? n : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // A zombie has exited; only its parent has not collected it yet.
-    return !/^\d+ \(.*\) Z /.test(stat);
-  } catch {
-    return false;
-  }
-}
-
-function isOurSupervisor(pid: number, script: string): boolean {
-  try {
-    return pidAlive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(script);
-  } catch {
-    return false;
-  }
 }
 
 function isMountPoint(path: string): boolean {

@@ -24,6 +24,11 @@ export interface LocalBackendOptions {
   logCapBytes?: number;
   /** Grace between SIGTERM and SIGKILL when the lifetime expires. Default 2000 ms. */
   lifetimeGraceMs?: number;
+  /**
+   * Supervisors kept ready with their launcher already inside fresh cgroups (cgroup v1 only: the
+   * move into a cgroup is the slowest step of a launch). Default 2; 0 turns warm slots off.
+   */
+  warmSlots?: number;
 }
 
 export interface ResolvedOptions {
@@ -37,6 +42,7 @@ export interface ResolvedOptions {
   sandboxGid: number;
   logCapBytes: number;
   lifetimeGraceMs: number;
+  warmSlots: number;
 }
 
 export const BASE_IMAGE = 'paddock/base';
@@ -61,5 +67,6 @@ export function resolveOptions(o: LocalBackendOptions): ResolvedOptions {
     sandboxGid: o.sandboxGid ?? 65534,
     logCapBytes: o.logCapBytes ?? DEFAULT_LOG_CAP_BYTES,
     lifetimeGraceMs: o.lifetimeGraceMs ?? 2000,
+    warmSlots: o.warmSlots ?? 2,
   };
 }

@@ -87,8 +87,38 @@ def reset_signals():
     try: signal.signal(s, signal.SIG_DFL)
     except (OSError, ValueError): pass
 
+def listen_unix(directory, name):
+  path = os.path.join(directory, name)
+  sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+  # sockaddr_un holds 108 bytes: bind a deep path through the directory's fd (same as the runner).
+  if len(path.encode()) > 100:
+    dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try: sock.bind('/proc/self/fd/%d/%s' % (dfd, name))
+    finally: os.close(dfd)
+  else:
+    sock.bind(path)
+  os.chmod(path, 0o600)
+  sock.listen(128)
+  return sock
+
 def send_line(sock, obj):
   sock.sendall((json.dumps(obj) + '\n').encode())
+
+def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent):
+  # In the launcher (already in the sandbox's cgroups): stdio and the info/seccomp pipes on 1..4,
+  # nothing else open, the sandbox uid, killed with its supervisor, then bwrap.
+  resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+  resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+  src = [high_fd(os.open('/dev/null', os.O_RDONLY))] + [high_fd(fd) for fd in fds]
+  for target, fd in enumerate(src): os.dup2(fd, target)
+  os.closerange(5, 1 << 20)
+  os.setgroups([])
+  os.setresgid(gid, gid, gid)
+  os.setresuid(uid, uid, uid)
+  libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+  if os.getppid() != parent: os._exit(1)
+  reset_signals()
+  os.execv(exe, argv)
 
 class Supervisor:
   def __init__(self, plan):
@@ -119,6 +149,7 @@ class Supervisor:
     self.execs = {}
     self.handlers = set()
     self.execd = None
+    self.parked = None
     self.bwrap_stat = os.stat(plan['bwrapExe'])
     self.oom_before = self.oom_count()
 
@@ -214,20 +245,21 @@ class Supervisor:
     path = os.path.join(self.dir, 'sup.sock')
     try: os.unlink(path)
     except FileNotFoundError: pass
-    self.lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    # sockaddr_un holds 108 bytes: bind a deep path through the directory's fd (same as the runner).
-    if len(path.encode()) > 100:
-      dfd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
-      try: self.lsock.bind('/proc/self/fd/%d/sup.sock' % dfd)
-      finally: os.close(dfd)
-    else:
-      self.lsock.bind(path)
-    os.chmod(path, 0o600)
-    self.lsock.listen(128)
+    self.lsock = listen_unix(self.dir, 'sup.sock')
     self.lsock.setblocking(False)
 
   def spawn(self):
     p = self.p
+    if self.parked is not None:
+      # A warm slot's launcher is already in the sandbox's cgroups: it only needs its orders.
+      pk = self.parked
+      os.write(pk['go'], json.dumps({'exe': p['bwrapExe'], 'argv': p['bwrap'], 'nofile': p['nofile'], 'uid': p['uid'], 'gid': p['gid']}).encode())
+      os.close(pk['go'])
+      self.bwrap_pid = pk['pid']
+      self.pidfd = os.pidfd_open(pk['pid'])
+      self.out_r, self.err_r, self.info_r = pk['out'], pk['err'], pk['info']
+      for fd in (self.out_r, self.err_r, self.info_r): os.set_blocking(fd, False)
+      return
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     info_r, info_w = os.pipe()
@@ -239,18 +271,7 @@ class Supervisor:
     if pid == 0:
       try:
         for procs in p['cgroupProcs']: write_file(procs, str(os.getpid()))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (p['nofile'], p['nofile']))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        src = [high_fd(os.open('/dev/null', os.O_RDONLY)), high_fd(out_w), high_fd(err_w), high_fd(info_w), high_fd(sc_r)]
-        for target, fd in enumerate(src): os.dup2(fd, target)
-        os.closerange(5, 1 << 20)
-        os.setgroups([])
-        os.setresgid(p['gid'], p['gid'], p['gid'])
-        os.setresuid(p['uid'], p['uid'], p['uid'])
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != me: os._exit(1)
-        reset_signals()
-        os.execv(p['bwrapExe'], p['bwrap'])
+        exec_bwrap(p['bwrapExe'], p['bwrap'], p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me)
       except BaseException as e:
         try: os.write(2, ('bwrap: paddock launch failed: %s\n' % e).encode())
         finally: os._exit(1)
@@ -901,6 +922,68 @@ def main():
   Supervisor(plan).run()
   os._exit(0)
 
+# ---- warm slots ----
+# Moving a process into a cgroup (cgroup.procs) waits for an RCU grace period on cgroup v1: about
+# 12 ms here, the largest single cost of a launch. A warm slot pays it ahead of demand: a
+# supervisor forked before any sandbox is asked for, whose launcher child has already moved itself
+# into a fresh set of cgroups and waits. The runner renames those cgroups to the new sandbox's id,
+# writes its limits, and hands the supervisor the plan. Unassigned, both die with the zygote.
+def warm_slot(slot_path):
+  with open(slot_path) as f: slot = json.load(f)
+  zygote_pid = os.getppid()
+  libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+  if os.getppid() != zygote_pid: os._exit(0)
+  out_r, out_w = os.pipe()
+  err_r, err_w = os.pipe()
+  info_r, info_w = os.pipe()
+  sc_r, sc_w = os.pipe()
+  os.write(sc_w, seccomp_program())
+  os.close(sc_w)
+  go_r, go_w = os.pipe()
+  ready_r, ready_w = os.pipe()
+  me = os.getpid()
+  pid = os.fork()
+  if pid == 0:
+    try:
+      libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+      if os.getppid() != me: os._exit(1)
+      for fd in (go_w, ready_r, out_r, err_r, info_r): os.close(fd)
+      for procs in slot['cgroupProcs']: write_file(procs, str(os.getpid()))
+      os.write(ready_w, b'r')
+      os.close(ready_w)
+      orders = b''
+      while True:
+        chunk = os.read(go_r, 65536)
+        if not chunk: break
+        orders += chunk
+      if not orders: os._exit(0)
+      o = json.loads(orders)
+      exec_bwrap(o['exe'], o['argv'], o['nofile'], o['uid'], o['gid'], [out_w, err_w, info_w, sc_r], me)
+    except BaseException as e:
+      try: os.write(err_w, ('bwrap: paddock launch failed: %s\n' % e).encode())
+      finally: os._exit(1)
+  for fd in (out_w, err_w, info_w, sc_r, go_r, ready_w): os.close(fd)
+  if os.read(ready_r, 1) != b'r': os._exit(1)
+  os.close(ready_r)
+  with open(os.path.join(slot['dir'], 'pid'), 'w') as f: f.write(str(os.getpid()))
+  lsock = listen_unix(slot['dir'], 'slot.sock')
+  conn, _ = lsock.accept()
+  line = b''
+  while not line.endswith(b'\n'):
+    chunk = conn.recv(65536)
+    if not chunk: os._exit(0)
+    line += chunk
+  req = json.loads(line)
+  # Assigned: from here on this is a sandbox's supervisor and outlives the runner like any other.
+  libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
+  lsock.close()
+  with open(req['plan']) as f: plan = json.load(f)
+  sup = Supervisor(plan)
+  sup.parked = {'pid': pid, 'go': go_w, 'out': out_r, 'err': err_r, 'info': info_r}
+  send_line(conn, {'ok': True})
+  conn.close()
+  sup.run()
+
 def zygote():
   # A warm interpreter that forks one supervisor per plan path read from stdin: a fork costs about
   # a millisecond where a fresh Python costs tens. Supervisors start their own session and outlive
@@ -930,8 +1013,11 @@ def zygote():
           null = os.open('/dev/null', os.O_RDONLY)
           os.dup2(null, 0)
           os.close(null)
-          with open(path) as f: plan = json.load(f)
-          Supervisor(plan).run()
+          if path.startswith('warm '):
+            warm_slot(path[5:])
+          else:
+            with open(path) as f: plan = json.load(f)
+            Supervisor(plan).run()
         finally:
           os._exit(0)
 
