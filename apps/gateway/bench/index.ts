@@ -113,6 +113,11 @@ async function main(): Promise<void> {
         await r.json();
       }, EXECS)
     ).filter((ms) => ms < 5_000);
+    // Attribution of the overhead: the HTTP stack alone, then auth plus the sandbox lookup.
+    const health = latencyStats(await timeSequential(async () => void (await (await fetch(`${base}/healthz`)).text()), EXECS));
+    const getOne = latencyStats(
+      await timeSequential(async () => void (await (await fetch(`${base}/v1/sandboxes/${sbId}`, { headers })).json()), EXECS),
+    );
     progress('exec straight to the runner');
     const direct = (
       await timeSequential(
@@ -139,6 +144,8 @@ async function main(): Promise<void> {
       row(`create → RUNNING burst of ${BURST} p99`, 'ms', [burstStats.p99], { target: '< 100 ms' }),
       row('exec round trip via gateway p50', 'ms', [gw.p50], { floor: { name: 'exec straight to runner (NATS) p50', median: raw.p50 } }),
       row('exec round trip via gateway p99', 'ms', [gw.p99], { floor: { name: 'exec straight to runner (NATS) p99', median: raw.p99 } }),
+      row('GET /healthz via fetch p50 (HTTP client + server, no auth)', 'ms', [health.p50], { note: 'attribution' }),
+      row('GET /v1/sandboxes/{id} via fetch p50 (auth + 1 query)', 'ms', [getOne.p50], { note: 'attribution' }),
       row('gateway overhead on exec p50', 'ms', [gw.p50 - raw.p50], { target: '< 2 ms', note: lost ? `${lost} exec replies lost or timed out (excluded)` : undefined }),
     ];
     report('gateway', rows);
