@@ -1,4 +1,6 @@
+import type { Cluster, ListClustersResponse } from '@paddock/contracts';
 import { api, startTestApp, type TestApp } from '../support/app';
+import { fieldViolations, type ErrorBody } from '../support/errors';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -10,10 +12,10 @@ afterAll(async () => {
 
 describe('clusters', () => {
   it('registers with a server-assigned UUID and lists it (cwic cluster get)', async () => {
-    const r = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, body: { name: 'prod-east', zone: 'us-east-04a' } });
+    const r = await api<Cluster>(t, 'POST', '/v1/clusters', { token: t.adminToken, body: { name: 'prod-east', zone: 'us-east-04a' } });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'prod-east', zone: 'us-east-04a', createTime: t.clock.now().toISOString() });
-    const list = await api(t, 'GET', '/v1/clusters', { token: t.adminToken });
+    const list = await api<ListClustersResponse>(t, 'GET', '/v1/clusters', { token: t.adminToken });
     expect(list.body.clusters).toContainEqual(r.body);
     expect((await api(t, 'GET', `/v1/clusters/${r.body.id}`, { token: t.adminToken })).body).toEqual(r.body);
     expect((await api(t, 'GET', '/v1/clusters/prod-east', { token: t.adminToken })).body).toEqual(r.body);
@@ -25,13 +27,13 @@ describe('clusters', () => {
     const again = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, body: { name: 'idem', zone: 'eu-west-1' } });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);
-    const list = await api(t, 'GET', '/v1/clusters', { token: t.adminToken });
-    expect(list.body.clusters.filter((c: { name: string }) => c.name === 'idem')).toHaveLength(1);
+    const list = await api<ListClustersResponse>(t, 'GET', '/v1/clusters', { token: t.adminToken });
+    expect(list.body.clusters.filter((c) => c.name === 'idem')).toHaveLength(1);
   });
 
   it('the same name in another zone is already_exists', async () => {
     await t.registerCluster(t.adminToken, { name: 'moving', zone: 'us-east-1' });
-    const r = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, body: { name: 'moving', zone: 'us-west-1' } });
+    const r = await api<ErrorBody>(t, 'POST', '/v1/clusters', { token: t.adminToken, body: { name: 'moving', zone: 'us-west-1' } });
     expect(r.status).toBe(409);
     expect(r.body.code).toBe('already_exists');
     expect(r.body.message).toContain('us-east-1');
@@ -45,14 +47,14 @@ describe('clusters', () => {
   });
 
   it('rejects an uppercase zone with "zone must be lowercase", and names the missing fields', async () => {
-    const upper = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, body: { name: 'c1', zone: 'US-East-1' } });
+    const upper = await api<ErrorBody>(t, 'POST', '/v1/clusters', { token: t.adminToken, body: { name: 'c1', zone: 'US-East-1' } });
     expect(upper.status).toBe(400);
     expect(upper.body.code).toBe('invalid_argument');
     expect(upper.body.message).toBe('zone: zone must be lowercase');
-    const missing = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, body: {} });
-    const fields = missing.body.details.find((d: { '@type': string }) => d['@type'].endsWith('BadRequest')).fieldViolations.map((v: { field: string }) => v.field);
+    const missing = await api<ErrorBody>(t, 'POST', '/v1/clusters', { token: t.adminToken, body: {} });
+    const fields = fieldViolations(missing.body).map((v) => v.field);
     expect(fields.sort()).toEqual(['name', 'zone']);
-    const badName = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, body: { name: 'Bad_Name', zone: 'us-east-1' } });
+    const badName = await api<ErrorBody>(t, 'POST', '/v1/clusters', { token: t.adminToken, body: { name: 'Bad_Name', zone: 'us-east-1' } });
     expect(badName.body.message).toMatch(/^name: name must be a DNS label/);
   });
 

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { waitFor } from '@paddock/testing';
-import { TokensService } from '../../src/modules/identity/tokens.service';
+import { TokensService, type ApiTokenView, type IssuedToken } from '../../src/modules/identity/tokens.service';
 import { api, startTestApp, type TestApp } from '../support/app';
 
 describe('bootstrap', () => {
@@ -24,8 +24,8 @@ describe('bootstrap', () => {
     expect(again).toEqual({ organizationId: t.organizationId, created: false });
     const withToken = await tokens.bootstrapOperator({ bootstrapToken: t.adminToken });
     expect(withToken).toEqual({ organizationId: t.organizationId, created: false });
-    const list = await api(t, 'GET', '/v1/tokens', { token: t.adminToken });
-    expect(list.body.tokens.filter((x: { name: string }) => x.name === 'bootstrap')).toHaveLength(1);
+    const list = await api<{ tokens: ApiTokenView[] }>(t, 'GET', '/v1/tokens', { token: t.adminToken });
+    expect(list.body.tokens.filter((x) => x.name === 'bootstrap')).toHaveLength(1);
   });
 });
 
@@ -39,14 +39,14 @@ describe('revocation with a token cache', () => {
   });
 
   it('a revocation through this instance takes effect at once', async () => {
-    const created = await api(t, 'POST', '/v1/tokens', { token: t.adminToken, body: { name: 'cached', role: 'SANDBOX_USER' } });
+    const created = await api<IssuedToken>(t, 'POST', '/v1/tokens', { token: t.adminToken, body: { name: 'cached', role: 'SANDBOX_USER' } });
     expect((await api(t, 'GET', '/v1/clusters', { token: created.body.token })).status).toBe(200);
     await api(t, 'DELETE', `/v1/tokens/${created.body.id}`, { token: t.adminToken });
     expect((await api(t, 'GET', '/v1/clusters', { token: created.body.token })).status).toBe(401);
   });
 
   it('a revocation made elsewhere (another replica) takes effect within the cache TTL', async () => {
-    const created = await api(t, 'POST', '/v1/tokens', { token: t.adminToken, body: { name: 'elsewhere', role: 'SANDBOX_USER' } });
+    const created = await api<IssuedToken>(t, 'POST', '/v1/tokens', { token: t.adminToken, body: { name: 'elsewhere', role: 'SANDBOX_USER' } });
     expect((await api(t, 'GET', '/v1/clusters', { token: created.body.token })).status).toBe(200);
     const c = new Client({ connectionString: t.databaseUrl });
     await c.connect();

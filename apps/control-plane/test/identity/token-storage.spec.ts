@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import type { IssuedToken } from '../../src/modules/identity';
 import { api, startTestApp, type TestApp } from '../support/app';
 
 let t: TestApp;
@@ -33,7 +34,7 @@ describe('API-8: token storage', () => {
     const N = Number(process.env.PADDOCK_SOAK ? 1000 : 50);
     const tokens: string[] = [t.adminToken];
     for (let i = 0; i < N; i++) {
-      const r = await api(t, 'POST', '/v1/tokens', { token: t.adminToken, body: { name: `t${i}`, role: i % 2 ? 'SANDBOX_USER' : 'SANDBOX_ADMIN' } });
+      const r = await api<IssuedToken>(t, 'POST', '/v1/tokens', { token: t.adminToken, body: { name: `t${i}`, role: i % 2 ? 'SANDBOX_USER' : 'SANDBOX_ADMIN' } });
       expect(r.status).toBe(200);
       tokens.push(r.body.token);
       // Use each token once so last_used_at and any audit path run.

@@ -1,4 +1,4 @@
-import { subjects, type RunnerConnectionStatus } from '@paddock/contracts';
+import { subjects, type ManagedRunner, type RunnerConnectionStatus } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import { RunnerIntakeService } from '../../src/modules/intake/runner-intake.service';
 import { api, startTestApp, type TestApp } from '../support/app';
@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 
 const connectionOf = async (runnerId: string): Promise<string> =>
-  (await api(t, 'GET', `/v1/sandbox/managedRunners/${runnerId}`, { token: t.adminToken })).body.connectionStatus;
+  (await api<ManagedRunner>(t, 'GET', `/v1/sandbox/managedRunners/${runnerId}`, { token: t.adminToken })).body.connectionStatus;
 
 const metric = async (line: RegExp): Promise<number> => {
   const text = (await api(t, 'GET', '/metrics')).text;
@@ -92,7 +92,7 @@ describe('install report intake', () => {
   it('a controller report reaches the runner read model', async () => {
     const { clusterId } = await createRunner(t, 'ir-1');
     t.nats.publish(subjects.installReport(clusterId), JSON.stringify(installReport(t, 'ir-1', clusterId, { installStatus: 'RUNNER_INSTALL_STATUS_PROVISIONING' })));
-    await waitFor(async () => (await api(t, 'GET', '/v1/sandbox/managedRunners/ir-1', { token: t.adminToken })).body.installStatus === 'RUNNER_INSTALL_STATUS_PROVISIONING', { what: 'PROVISIONING' });
+    await waitFor(async () => (await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/ir-1', { token: t.adminToken })).body.installStatus === 'RUNNER_INSTALL_STATUS_PROVISIONING', { what: 'PROVISIONING' });
     t.nats.publish(subjects.installReport(clusterId), 'garbage');
     t.nats.publish(
       subjects.installReport(clusterId),
@@ -105,7 +105,7 @@ describe('install report intake', () => {
       ),
     );
     const failed = await waitFor(async () => {
-      const r = await api(t, 'GET', '/v1/sandbox/managedRunners/ir-1', { token: t.adminToken });
+      const r = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/ir-1', { token: t.adminToken });
       return r.body.installStatus === 'RUNNER_INSTALL_STATUS_FAILED' ? r.body : undefined;
     }, { what: 'FAILED' });
     expect(failed.installError).toMatchObject({ reason: 'ImagePullBackOff', remediationHints: ['check the registry'] });

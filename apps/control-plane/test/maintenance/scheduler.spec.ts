@@ -1,4 +1,6 @@
+import type { ManagedRunner } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
+import type { Release } from '../../src/modules/releases';
 import { MaintenanceScheduler } from '../../src/modules/maintenance/maintenance.scheduler';
 import { api, startTestApp, type TestApp } from '../support/app';
 import { createRunner } from '../support/fixtures';
@@ -16,8 +18,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-const runner = async (id: string): Promise<{ targetRevision: string; updateAvailable: boolean }> =>
-  (await api(t, 'GET', `/v1/sandbox/managedRunners/${id}`, { token: t.adminToken })).body;
+const runner = async (id: string): Promise<ManagedRunner> =>
+  (await api<ManagedRunner>(t, 'GET', `/v1/sandbox/managedRunners/${id}`, { token: t.adminToken })).body;
 
 it('applies an available update only inside a maintenance window, never inside an exclusion', async () => {
   await createRunner(t, 'windowed', { spec: { maintenancePolicy: saturdayWindow } });
@@ -33,7 +35,7 @@ it('applies an available update only inside a maintenance window, never inside a
   const before = await runner('windowed');
   expect(before.updateAvailable).toBe(false);
 
-  const published = await api(t, 'POST', '/v1/sandbox/releases', {
+  const published = await api<Release>(t, 'POST', '/v1/sandbox/releases', {
     token: t.adminToken,
     body: { channel: 'RELEASE_CHANNEL_STABLE', version: '0.5.0', image: 'paddock/runner:0.5.0' },
   });

@@ -1,4 +1,6 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
 import { api, startTestApp, type TestApp } from '../support/app';
+import type { ErrorBody } from '../support/errors';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -17,7 +19,7 @@ describe('error rendering', () => {
   });
 
   it('malformed JSON is invalid_argument naming the problem', async () => {
-    const r = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, rawBody: '{"name": "a",' });
+    const r = await api<ErrorBody>(t, 'POST', '/v1/clusters', { token: t.adminToken, rawBody: '{"name": "a",' });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_argument');
     expect(r.body.message).toMatch(/^request body is not valid JSON/);
@@ -28,7 +30,7 @@ describe('error rendering', () => {
       ['{"display_name":{"__proto__":null}}', '__proto__'],
       ['{"policy":{"constructor":{"prototype":{"x":1}}}}', 'constructor.prototype'],
     ] as const) {
-      const r = await api(t, 'PATCH', '/v1/sandbox/managedRunners/nobody', { token: t.adminToken, rawBody });
+      const r = await api<ErrorBody>(t, 'PATCH', '/v1/sandbox/managedRunners/nobody', { token: t.adminToken, rawBody });
       expect(r.status).toBe(400);
       expect(r.body.code).toBe('invalid_argument');
       expect(r.body.message).toContain(field);
@@ -37,7 +39,7 @@ describe('error rendering', () => {
   });
 
   it('an empty JSON body is no body: the route answers, not the parser', async () => {
-    const r = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, rawBody: '' });
+    const r = await api<ErrorBody>(t, 'POST', '/v1/clusters', { token: t.adminToken, rawBody: '' });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_argument');
     expect(r.body.message).not.toMatch(/JSON/);
@@ -45,14 +47,14 @@ describe('error rendering', () => {
 
   it('a body over 1 MiB is invalid_argument naming the limit', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10), zone: 'us-east-1' });
-    const r = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, rawBody: big });
+    const r = await api<ErrorBody>(t, 'POST', '/v1/clusters', { token: t.adminToken, rawBody: big });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_argument');
     expect(r.body.message).toContain('1 MiB');
   });
 
   it('an unsupported content type is invalid_argument', async () => {
-    const r = await api(t, 'POST', '/v1/clusters', { token: t.adminToken, rawBody: 'name=a', headers: { 'content-type': 'text/plain' } });
+    const r = await api<ErrorBody>(t, 'POST', '/v1/clusters', { token: t.adminToken, rawBody: 'name=a', headers: { 'content-type': 'text/plain' } });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_argument');
   });
@@ -85,14 +87,22 @@ describe('health, readiness, metrics, OpenAPI', () => {
   });
 
   it('/openapi.json documents the v1 routes with method-name operation ids and bearer auth', async () => {
-    const r = await api(t, 'GET', '/openapi.json');
+    const r = await api<OpenAPIObject>(t, 'GET', '/openapi.json');
     expect(r.status).toBe(200);
     expect(r.body.openapi).toMatch(/^3\./);
-    expect(r.body.paths['/v1/clusters'].post.operationId).toBe('registerCluster');
-    expect(r.body.paths['/v1/tokens'].post.operationId).toBe('createToken');
-    expect(r.body.paths['/v1/auth/whoami'].get.operationId).toBe('whoami');
+    expect(r.body).toMatchObject({
+      paths: {
+        '/v1/clusters': {
+          post: {
+            operationId: 'registerCluster',
+            requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['name', 'zone'] } } } },
+          },
+        },
+        '/v1/tokens': { post: { operationId: 'createToken' } },
+        '/v1/auth/whoami': { get: { operationId: 'whoami' } },
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    });
     expect(r.body.paths['/healthz']).toBeUndefined();
-    expect(r.body.paths['/v1/clusters'].post.requestBody.content['application/json'].schema).toMatchObject({ type: 'object', required: ['name', 'zone'] });
-    expect(r.body.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 });

@@ -3,6 +3,7 @@ import { startNats, waitFor, type ThrowawayNats } from '@paddock/testing';
 import { AppConfig, parseEnv } from '../../src/config';
 import { createControlPlane } from '../../src/control-plane';
 import { api, newTestDatabase } from '../support/app';
+import type { ErrorBody } from '../support/errors';
 
 describe('environment parsing', () => {
   it('applies the documented defaults', () => {
@@ -72,7 +73,7 @@ describe('first start without PADDOCK_BOOTSTRAP_TOKEN', () => {
       // Readiness follows NATS: unavailable (naming it) while the server is down, ready again after.
       await nats.kill();
       const down = await waitFor(async () => {
-        const r = await api({ baseUrl }, 'GET', '/readyz');
+        const r = await api<ErrorBody>({ baseUrl }, 'GET', '/readyz');
         return r.status === 503 ? r : undefined;
       }, { what: 'readyz 503', timeoutMs: 15_000 });
       expect(down.body.code).toBe('unavailable');

@@ -5,7 +5,9 @@
  * iteration count.
  */
 import { Client } from 'pg';
+import type { ManagedRunner } from '@paddock/contracts';
 import { api, startTestApp, type TestApp } from '../support/app';
+import { isErrorBody, type ErrorBody } from '../support/errors';
 import { createRunner } from '../support/fixtures';
 
 const N = 50;
@@ -31,32 +33,32 @@ async function streamFacts(uid: string): Promise<{ version: number; events: numb
 
 it(`CP-1: ${N} concurrent policy replacements with one etag → exactly one wins, ${ITERATIONS} iterations`, async () => {
   const { body } = await createRunner(t, 'cp1-runner');
-  const uid = body.uid as string;
+  const uid = body.uid;
   const tally = { success: 0, preconditionFailed: 0, other: 0 };
   for (let iteration = 0; iteration < ITERATIONS; iteration++) {
-    const before = await api(t, 'GET', '/v1/sandbox/managedRunners/cp1-runner', { token: t.adminToken });
+    const before = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/cp1-runner', { token: t.adminToken });
     const facts = await streamFacts(uid);
-    const etag = before.body.etag as string;
+    const etag = before.body.etag;
     const results = await Promise.all(
       Array.from({ length: N }, (_v, i) =>
-        api(t, 'PATCH', '/v1/sandbox/managedRunners/cp1-runner?updateMask=policy', {
+        api<ManagedRunner | ErrorBody>(t, 'PATCH', '/v1/sandbox/managedRunners/cp1-runner?updateMask=policy', {
           token: t.adminToken,
           body: { etag, policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 1000 + iteration * N + i } } } },
         }),
       ),
     );
-    const winners = results.filter((r) => r.status === 200);
-    const losers = results.filter((r) => r.status === 400 && r.body?.code === 'failed_precondition');
+    const winners = results.flatMap((r) => (r.status === 200 && !isErrorBody(r.body) ? [r.body] : []));
+    const losers = results.flatMap((r) => (r.status === 400 && isErrorBody(r.body) && r.body.code === 'failed_precondition' ? [r.body] : []));
     tally.success += winners.length;
     tally.preconditionFailed += losers.length;
     tally.other += N - winners.length - losers.length;
     expect(winners).toHaveLength(1);
     expect(losers).toHaveLength(N - 1);
-    for (const l of losers) expect(l.body.message).toBe('managed_runner.etag is stale; reload the runner and retry');
+    for (const l of losers) expect(l.message).toBe('managed_runner.etag is stale; reload the runner and retry');
 
-    const after = await api(t, 'GET', '/v1/sandbox/managedRunners/cp1-runner', { token: t.adminToken });
-    expect(after.body.policy).toEqual(winners[0]?.body.policy);
-    expect(after.body.etag).toBe(winners[0]?.body.etag);
+    const after = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/cp1-runner', { token: t.adminToken });
+    expect(after.body.policy).toEqual(winners[0]?.policy);
+    expect(after.body.etag).toBe(winners[0]?.etag);
     expect(after.body.etag).not.toBe(etag);
     // Everything but the policy is the prior state.
     expect({ ...after.body, policy: null, etag: null, updateTime: null }).toEqual({ ...before.body, policy: null, etag: null, updateTime: null });

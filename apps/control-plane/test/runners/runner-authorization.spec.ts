@@ -4,7 +4,9 @@
  * refused by name and change nothing; SANDBOX_USER reaches no runner route).
  */
 import { Client } from 'pg';
+import type { ListManagedRunnersResponse, ManagedRunner, ProfileTemplate } from '@paddock/contracts';
 import { api, startTestApp, type TestApp } from '../support/app';
+import type { ErrorBody } from '../support/errors';
 import { createRunner } from '../support/fixtures';
 
 let t: TestApp;
@@ -18,12 +20,12 @@ beforeAll(async () => {
   t = await startTestApp();
   pg = new Client({ connectionString: t.databaseUrl });
   await pg.connect();
-  victimUid = (await createRunner(t, 'victim', { policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 60 } } } })).body.uid as string;
+  victimUid = (await createRunner(t, 'victim', { policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 60 } } } })).body.uid;
   foreign = await t.createOrganization('attacker');
   empty = await t.createOrganization('bystander');
   await createRunner(t, 'attacker-own', { token: foreign.adminToken });
-  const tpl = await api(t, 'POST', '/v1beta2/sandbox/profile-templates', { token: t.adminToken, body: { profileTemplate: { displayName: 'victim template' } } });
-  templateId = tpl.body.profileTemplateId as string;
+  const tpl = await api<ProfileTemplate>(t, 'POST', '/v1beta2/sandbox/profile-templates', { token: t.adminToken, body: { profileTemplate: { displayName: 'victim template' } } });
+  templateId = tpl.body.profileTemplateId;
 });
 afterAll(async () => {
   await pg?.end();
@@ -72,8 +74,8 @@ describe('API-1: foreign ids answer exactly like missing ids', () => {
   it('lists and templates are scoped too', async () => {
     const list = await api(t, 'GET', '/v1/sandbox/managedRunners?runnerId=victim', { token: foreign.adminToken });
     expect(list.body).toEqual({ managedRunners: [], nextPageToken: '' });
-    const all = await api(t, 'GET', '/v1/sandbox/managedRunners', { token: foreign.adminToken });
-    expect((all.body.managedRunners as { identity: { runnerId: string } }[]).map((r) => r.identity.runnerId)).toEqual(['attacker-own']);
+    const all = await api<ListManagedRunnersResponse>(t, 'GET', '/v1/sandbox/managedRunners', { token: foreign.adminToken });
+    expect(all.body.managedRunners.map((r) => r.identity.runnerId)).toEqual(['attacker-own']);
     const tpl = await api(t, 'GET', `/v1beta2/sandbox/profile-templates/${templateId}`, { token: foreign.adminToken });
     const none = await api(t, 'GET', `/v1beta2/sandbox/profile-templates/${templateId}`, { token: empty.adminToken });
     expect(tpl.status).toBe(404);
@@ -85,7 +87,7 @@ describe('API-1: foreign ids answer exactly like missing ids', () => {
   it('a foreign org may reuse the same runner id: ids are unique per organization only', async () => {
     const r = await createRunner(t, 'victim', { token: foreign.adminToken });
     expect(r.body.uid).not.toBe(victimUid);
-    const mine = await api(t, 'GET', '/v1/sandbox/managedRunners/victim', { token: t.adminToken });
+    const mine = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/victim', { token: t.adminToken });
     expect(mine.body.uid).toBe(victimUid);
   });
 });
@@ -122,10 +124,10 @@ describe('API-2: mass assignment through update masks', () => {
   it.each(attempts)('mask %s is refused by name and changes nothing', async (mask, body, rule) => {
     const before = await api(t, 'GET', '/v1/sandbox/managedRunners/victim', { token: t.adminToken });
     const version = await streamVersion(victimUid);
-    const r = await api(t, 'PATCH', `/v1/sandbox/managedRunners/victim?updateMask=${encodeURIComponent(mask)}`, { token: t.adminToken, body });
+    const r = await api<ErrorBody>(t, 'PATCH', `/v1/sandbox/managedRunners/victim?updateMask=${encodeURIComponent(mask)}`, { token: t.adminToken, body });
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('invalid_argument');
-    const violations = (r.body.details as { fieldViolations?: { field: string; rule: string }[] }[]).flatMap((d) => d.fieldViolations ?? []);
+    const violations = r.body.details.flatMap((d) => d.fieldViolations ?? []);
     const offending = mask.split(',').filter((p) => p !== 'display_name');
     for (const p of offending) expect(violations).toContainEqual(expect.objectContaining({ field: p, rule }));
     expect(r.body.message).toContain(offending[0]);
@@ -135,8 +137,8 @@ describe('API-2: mass assignment through update masks', () => {
   });
 
   it('output-only members echoed in a body are ignored, not applied', async () => {
-    const before = await api(t, 'GET', '/v1/sandbox/managedRunners/victim', { token: t.adminToken });
-    const r = await api(t, 'PATCH', '/v1/sandbox/managedRunners/victim?updateMask=display_name', {
+    const before = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/victim', { token: t.adminToken });
+    const r = await api<ManagedRunner>(t, 'PATCH', '/v1/sandbox/managedRunners/victim?updateMask=display_name', {
       token: t.adminToken,
       body: { ...before.body, displayName: 'renamed', installStatus: 'RUNNER_INSTALL_STATUS_READY', targetRevision: '999' },
     });
@@ -148,7 +150,7 @@ describe('API-2: mass assignment through update masks', () => {
     const user = await t.createToken('SANDBOX_USER');
     const version = await streamVersion(victimUid);
     for (const [method, path, body] of [...routes('victim'), ['GET', '/v1/sandbox/managedRunners', undefined] as [string, string, unknown], ['POST', '/v1/sandbox/managedRunners', {}] as [string, string, unknown]]) {
-      const r = await api(t, method, path, { token: user, ...(body !== undefined ? { body } : {}) });
+      const r = await api<ErrorBody>(t, method, path, { token: user, ...(body !== undefined ? { body } : {}) });
       expect(r.status, `${method} ${path}`).toBe(403);
       expect(r.body.code).toBe('permission_denied');
     }

@@ -3,9 +3,10 @@
  * over NATS (connection status, etag untouched), install reports with fencing, revision history,
  * allowMissing deletes.
  */
-import { subjects } from '@paddock/contracts';
+import { subjects, type ListManagedRunnersResponse, type ListRunnerRevisionsResponse, type ManagedRunner } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import { api, startTestApp, type TestApp } from '../support/app';
+import type { ErrorBody } from '../support/errors';
 import { createRunner, heartbeat, installReport } from '../support/fixtures';
 import { report } from './support';
 
@@ -17,7 +18,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-const create = (body: unknown, query = '') => api(t, 'POST', `/v1/sandbox/managedRunners${query}`, { token: t.adminToken, body });
+/** POST a runner; `T` is the body the test expects back (the runner, or `ErrorBody`). */
+const create = <T = ManagedRunner>(body: unknown, query = '') => api<T>(t, 'POST', `/v1/sandbox/managedRunners${query}`, { token: t.adminToken, body });
 
 describe('create', () => {
   it('is idempotent on requestId: a retry returns the first runner, another body under the same id is already_exists', async () => {
@@ -28,11 +30,11 @@ describe('create', () => {
     expect(first.status).toBe(200);
     expect(retry.status).toBe(200);
     expect(retry.body.uid).toBe(first.body.uid);
-    const changed = await create({ ...body, displayName: 'different' }, '?requestId=req-1');
+    const changed = await create<ErrorBody>({ ...body, displayName: 'different' }, '?requestId=req-1');
     expect(changed.status).toBe(409);
     expect(changed.body.code).toBe('already_exists');
-    expect(changed.body.details[1].fieldViolations[0].field).toBe('request_id');
-    const tooLong = await create(body, `?requestId=${'x'.repeat(129)}`);
+    expect(changed.body.details[1]?.fieldViolations?.[0]?.field).toBe('request_id');
+    const tooLong = await create<ErrorBody>(body, `?requestId=${'x'.repeat(129)}`);
     expect(tooLong.body).toMatchObject({ code: 'invalid_argument' });
   });
 
@@ -48,7 +50,7 @@ describe('create', () => {
 
   it('names the field and rule of invalid specs and policies', async () => {
     const c = await t.registerCluster(t.adminToken, { name: 'invalid', zone: 'us-east-1' });
-    const r = await create({
+    const r = await create<ErrorBody>({
       identity: { runnerId: 'invalid', zone: 'us-east-1', clusterId: c.id },
       spec: {
         maintenancePolicy: { windows: [{ cron: 'every day', durationSeconds: 14400 }], exclusions: [{ startTime: '2026-12-02T00:00:00Z', endTime: '2026-12-01T00:00:00Z' }] },
@@ -57,7 +59,7 @@ describe('create', () => {
       policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 99_999_999 } } },
     });
     expect(r.status).toBe(400);
-    const fields = (r.body.details[1].fieldViolations as { field: string; rule: string }[]).map((v) => v.field);
+    const fields = r.body.details[1]?.fieldViolations?.map((v) => v.field);
     expect(fields).toEqual(
       expect.arrayContaining([
         'runner.spec.maintenance_policy.windows[0].cron',
@@ -66,38 +68,38 @@ describe('create', () => {
         expect.stringMatching(/^policy\.constraints\.lifecycle\.defaultLifetimeSeconds/),
       ]),
     );
-    const upper = await create({ identity: { runnerId: 'invalid', zone: 'US-EAST-1', clusterId: c.id } });
-    expect(upper.body.details[1].fieldViolations[0]).toMatchObject({ field: 'runner.identity.zone', rule: 'lowercase' });
-    const typo = await create({ identity: { runnerId: 'invalid', zone: 'us-east-1', clusterId: c.id }, spec: { releaseChanel: 'RELEASE_CHANNEL_RAPID' } });
-    expect(typo.body.details[1].fieldViolations[0]).toMatchObject({ field: 'runner.spec.release_chanel', rule: 'known_field' });
+    const upper = await create<ErrorBody>({ identity: { runnerId: 'invalid', zone: 'US-EAST-1', clusterId: c.id } });
+    expect(upper.body.details[1]?.fieldViolations?.[0]).toMatchObject({ field: 'runner.identity.zone', rule: 'lowercase' });
+    const typo = await create<ErrorBody>({ identity: { runnerId: 'invalid', zone: 'us-east-1', clusterId: c.id }, spec: { releaseChanel: 'RELEASE_CHANNEL_RAPID' } });
+    expect(typo.body.details[1]?.fieldViolations?.[0]).toMatchObject({ field: 'runner.spec.release_chanel', rule: 'known_field' });
   });
 
   it('one runner per cluster and one runner id per organization hold under concurrent creates', async () => {
     const c = await t.registerCluster(t.adminToken, { name: 'race', zone: 'us-east-1' });
-    const sameCluster = await Promise.all(Array.from({ length: 10 }, (_v, i) => create({ identity: { runnerId: `race-${i}`, zone: 'us-east-1', clusterId: c.id }, policy: {} })));
+    const sameCluster = await Promise.all(Array.from({ length: 10 }, (_v, i) => create<ManagedRunner | ErrorBody>({ identity: { runnerId: `race-${i}`, zone: 'us-east-1', clusterId: c.id }, policy: {} })));
     expect(sameCluster.filter((r) => r.status === 200)).toHaveLength(1);
     for (const r of sameCluster.filter((x) => x.status !== 200)) expect(r.body).toMatchObject({ code: 'already_exists', message: 'a managed runner already exists for this cluster' });
 
     const clusters = await Promise.all(Array.from({ length: 10 }, (_v, i) => t.registerCluster(t.adminToken, { name: `race-id-${i}`, zone: 'us-east-1' })));
-    const sameId = await Promise.all(clusters.map((cl) => create({ identity: { runnerId: 'race-id', zone: 'us-east-1', clusterId: cl.id }, policy: {} })));
+    const sameId = await Promise.all(clusters.map((cl) => create<ManagedRunner | ErrorBody>({ identity: { runnerId: 'race-id', zone: 'us-east-1', clusterId: cl.id }, policy: {} })));
     expect(sameId.filter((r) => r.status === 200)).toHaveLength(1);
-    for (const r of sameId.filter((x) => x.status !== 200)) expect(r.body.code).toBe('already_exists');
+    for (const r of sameId.filter((x) => x.status !== 200)) expect(r.body).toMatchObject({ code: 'already_exists' });
   });
 });
 
 describe('status', () => {
   it('a heartbeat over NATS connects the runner without moving the etag; install reports are fenced', async () => {
     const { clusterId, body } = await createRunner(t, 'hb-runner');
-    t.nats.publish(subjects.runnerHeartbeat('hb-runner'), JSON.stringify(heartbeat(t, 'hb-runner', clusterId, { policyEtag: body.etag as string, usingDefaultPolicy: false })));
+    t.nats.publish(subjects.runnerHeartbeat('hb-runner'), JSON.stringify(heartbeat(t, 'hb-runner', clusterId, { policyEtag: body.etag, usingDefaultPolicy: false })));
     const connected = await waitFor(async () => {
-      const r = await api(t, 'GET', '/v1/sandbox/managedRunners/hb-runner', { token: t.adminToken });
+      const r = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/hb-runner', { token: t.adminToken });
       return r.body.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED' ? r.body : undefined;
     });
     expect(connected.etag).toBe(body.etag);
     expect(connected.lastHeartbeatTime).not.toBeNull();
-    const listed = await api(t, 'GET', '/v1/sandbox/managedRunners?connectionStatus=CONNECTED', { token: t.adminToken });
-    expect((listed.body.managedRunners as { identity: { runnerId: string } }[]).map((r) => r.identity.runnerId)).toEqual(['hb-runner']);
-    const full = await api(t, 'GET', '/v1/sandbox/managedRunners?connectionStatus=RUNNER_CONNECTION_STATUS_CONNECTED', { token: t.adminToken });
+    const listed = await api<ListManagedRunnersResponse>(t, 'GET', '/v1/sandbox/managedRunners?connectionStatus=CONNECTED', { token: t.adminToken });
+    expect(listed.body.managedRunners.map((r) => r.identity.runnerId)).toEqual(['hb-runner']);
+    const full = await api<ListManagedRunnersResponse>(t, 'GET', '/v1/sandbox/managedRunners?connectionStatus=RUNNER_CONNECTION_STATUS_CONNECTED', { token: t.adminToken });
     expect(full.body.managedRunners).toHaveLength(1);
 
     const failed = {
@@ -111,7 +113,7 @@ describe('status', () => {
     expect(r1.body).toMatchObject({ installStatus: 'RUNNER_INSTALL_STATUS_FAILED', installError: failed, etag: body.etag });
     // A deposed controller (older lease) cannot overwrite the newer observation.
     await report(t, installReport(t, 'hb-runner', clusterId, { installStatus: 'RUNNER_INSTALL_STATUS_READY', fencingToken: 4 }));
-    expect((await api(t, 'GET', '/v1/sandbox/managedRunners/hb-runner', { token: t.adminToken })).body.installStatus).toBe('RUNNER_INSTALL_STATUS_FAILED');
+    expect((await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/hb-runner', { token: t.adminToken })).body.installStatus).toBe('RUNNER_INSTALL_STATUS_FAILED');
     await report(t, installReport(t, 'hb-runner', clusterId, { installStatus: 'RUNNER_INSTALL_STATUS_READY', fencingToken: 6 }));
     const r2 = await api(t, 'GET', '/v1/sandbox/managedRunners/hb-runner', { token: t.adminToken });
     expect(r2.body).toMatchObject({ installStatus: 'RUNNER_INSTALL_STATUS_READY', installError: null, etag: body.etag });
@@ -120,14 +122,14 @@ describe('status', () => {
   it('revisions list what changed, who changed it, when, and the etag of each revision', async () => {
     const { body } = await createRunner(t, 'history');
     t.clock.advance(1000);
-    const patched = await api(t, 'PATCH', '/v1/sandbox/managedRunners/history?updateMask=policy,display_name', {
+    const patched = await api<ManagedRunner>(t, 'PATCH', '/v1/sandbox/managedRunners/history?updateMask=policy,display_name', {
       token: t.adminToken,
       body: { displayName: 'History', policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 120 } } }, etag: body.etag },
     });
     expect(patched.status).toBe(200);
-    const r = await api(t, 'GET', '/v1/sandbox/managedRunners/history/revisions', { token: t.adminToken });
+    const r = await api<ListRunnerRevisionsResponse>(t, 'GET', '/v1/sandbox/managedRunners/history/revisions', { token: t.adminToken });
     expect(r.status).toBe(200);
-    const revisions = r.body.revisions as { revision: number; eventType: string; changes: { field: string; before?: unknown; after?: unknown }[]; actor: string; time: string; policyEtag: string }[];
+    const revisions = r.body.revisions;
     expect(revisions.map((x) => x.eventType)).toEqual(['RunnerPolicyReplaced', 'RunnerSettingsUpdated', 'RunnerCreated']);
     expect(revisions[0]).toMatchObject({ revision: 3, policyEtag: patched.body.etag, actor: expect.stringMatching(/\S/) });
     expect(revisions[0]?.changes).toEqual([{ field: 'policy.constraints', after: { lifecycle: { defaultLifetimeSeconds: 120 } } }]);
@@ -140,7 +142,7 @@ describe('status', () => {
 describe('update', () => {
   it('without a mask (or with *) the whole mutable resource is replaced: a read, edited and sent back, round-trips', async () => {
     const { body } = await createRunner(t, 'full-replace', { spec: { enforceResourceLimits: true } });
-    const edited = { ...body, displayName: 'Edited', spec: { ...(body.spec as object), releaseChannel: 'RELEASE_CHANNEL_RAPID' } };
+    const edited = { ...body, displayName: 'Edited', spec: { ...body.spec, releaseChannel: 'RELEASE_CHANNEL_RAPID' } };
     const r = await api(t, 'PATCH', '/v1/sandbox/managedRunners/full-replace', { token: t.adminToken, body: edited });
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ displayName: 'Edited', spec: { releaseChannel: 'RELEASE_CHANNEL_RAPID', enforceResourceLimits: true }, etag: body.etag });
@@ -156,14 +158,14 @@ describe('update', () => {
 
   it('snake_case and camelCase mask paths are the same path; snake_case bodies are accepted', async () => {
     const { body } = await createRunner(t, 'snake');
-    const r = await api(t, 'PATCH', '/v1/sandbox/managedRunners/snake?updateMask=spec.release_channel,identity.runner_group_id', {
+    const r = await api<ManagedRunner>(t, 'PATCH', '/v1/sandbox/managedRunners/snake?updateMask=spec.release_channel,identity.runner_group_id', {
       token: t.adminToken,
       body: { identity: { runner_group_id: 'gpu' }, spec: { release_channel: 'RELEASE_CHANNEL_RAPID', overrides: { env: { LOG_LEVEL: 'x' } } } },
     });
     expect(r.status).toBe(200);
     expect(r.body.identity.runnerGroupId).toBe('gpu');
     expect(r.body.spec).toMatchObject({ releaseChannel: 'RELEASE_CHANNEL_RAPID', overrides: {} });
-    const env = await api(t, 'PATCH', '/v1/sandbox/managedRunners/snake?updateMask=spec.overrides', {
+    const env = await api<ManagedRunner>(t, 'PATCH', '/v1/sandbox/managedRunners/snake?updateMask=spec.overrides', {
       token: t.adminToken,
       body: { spec: { overrides: { env: { LOG_LEVEL: 'debug', MY_VAR: '1' } } } },
     });
@@ -171,8 +173,8 @@ describe('update', () => {
     expect(env.body.spec.overrides.env).toEqual({ LOG_LEVEL: 'debug', MY_VAR: '1' });
     expect(env.body.deploymentSpec.env).toMatchObject({ LOG_LEVEL: 'debug', MY_VAR: '1', PADDOCK_RUNNER_ID: 'snake' });
     expect(env.body.etag).toBe(body.etag);
-    const removeChannel = await api(t, 'PATCH', '/v1/sandbox/managedRunners/snake?updateMask=spec.release_channel', { token: t.adminToken, body: {} });
-    expect(removeChannel.body.details[1].fieldViolations[0].field).toBe('runner.spec.release_channel');
+    const removeChannel = await api<ErrorBody>(t, 'PATCH', '/v1/sandbox/managedRunners/snake?updateMask=spec.release_channel', { token: t.adminToken, body: {} });
+    expect(removeChannel.body.details[1]?.fieldViolations?.[0]?.field).toBe('runner.spec.release_channel');
     const noEtag = await api(t, 'PATCH', '/v1/sandbox/managedRunners/snake?updateMask=policy', { token: t.adminToken, body: { policy: {} } });
     expect(noEtag.body).toMatchObject({ code: 'invalid_argument', details: [{ reason: 'PADDOCK_ETAG_REQUIRED' }, expect.anything()] });
   });
@@ -190,8 +192,8 @@ describe('delete', () => {
   it('a deleting runner refuses changes and a second delete is accepted', async () => {
     await createRunner(t, 'deleting');
     expect((await api(t, 'DELETE', '/v1/sandbox/managedRunners/deleting', { token: t.adminToken })).status).toBe(200);
-    expect((await api(t, 'DELETE', '/v1/sandbox/managedRunners/deleting', { token: t.adminToken })).body.installStatus).toBe('RUNNER_INSTALL_STATUS_DELETING');
-    const patch = await api(t, 'PATCH', '/v1/sandbox/managedRunners/deleting?updateMask=display_name', { token: t.adminToken, body: { displayName: 'x' } });
+    expect((await api<ManagedRunner>(t, 'DELETE', '/v1/sandbox/managedRunners/deleting', { token: t.adminToken })).body.installStatus).toBe('RUNNER_INSTALL_STATUS_DELETING');
+    const patch = await api<ErrorBody>(t, 'PATCH', '/v1/sandbox/managedRunners/deleting?updateMask=display_name', { token: t.adminToken, body: { displayName: 'x' } });
     expect(patch.body.code).toBe('failed_precondition');
   });
 

@@ -4,7 +4,9 @@
  * `invalid_argument`; a page size above 100 is coerced to 100.
  */
 import { CommandBus } from '@nestjs/cqrs';
+import type { ListManagedRunnersResponse } from '@paddock/contracts';
 import { api, startTestApp, type TestApp } from '../support/app';
+import type { ErrorBody } from '../support/errors';
 import { installReport } from '../support/fixtures';
 import { ClustersService } from '../../src/modules/clusters';
 import type { Caller } from '../../src/modules/identity';
@@ -33,10 +35,10 @@ async function scan(query: string, token = t.adminToken): Promise<{ ids: string[
   let pageToken = '';
   let pages = 0;
   do {
-    const r = await api(t, 'GET', `/v1/sandbox/managedRunners?${query}${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ''}`, { token });
+    const r = await api<ListManagedRunnersResponse>(t, 'GET', `/v1/sandbox/managedRunners?${query}${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ''}`, { token });
     expect(r.status, r.text).toBe(200);
-    ids.push(...(r.body.managedRunners as { identity: { runnerId: string } }[]).map((m) => m.identity.runnerId));
-    pageToken = r.body.nextPageToken as string;
+    ids.push(...r.body.managedRunners.map((m) => m.identity.runnerId));
+    pageToken = r.body.nextPageToken;
     pages++;
   } while (pageToken);
   return { ids, pages };
@@ -94,10 +96,10 @@ it(`every stable runner exactly once while ${WRITERS} writers create and delete`
 }, 120_000);
 
 it('coerces pageSize above 100 to 100, defaults to 50', async () => {
-  const big = await api(t, 'GET', '/v1/sandbox/managedRunners?pageSize=1000', { token: t.adminToken });
+  const big = await api<ListManagedRunnersResponse>(t, 'GET', '/v1/sandbox/managedRunners?pageSize=1000', { token: t.adminToken });
   expect(big.body.managedRunners).toHaveLength(100);
   expect(big.body.nextPageToken).not.toBe('');
-  const dflt = await api(t, 'GET', '/v1/sandbox/managedRunners', { token: t.adminToken });
+  const dflt = await api<ListManagedRunnersResponse>(t, 'GET', '/v1/sandbox/managedRunners', { token: t.adminToken });
   expect(dflt.body.managedRunners).toHaveLength(50);
   expect([pageSizeOf('101'), pageSizeOf('100'), pageSizeOf(undefined), pageSizeOf('0')]).toEqual([100, 100, 50, 50]);
   const negative = await api(t, 'GET', '/v1/sandbox/managedRunners?pageSize=-1', { token: t.adminToken });
@@ -107,16 +109,16 @@ it('coerces pageSize above 100 to 100, defaults to 50', async () => {
 describe('tampered page tokens are invalid_argument', () => {
   let token: string;
   beforeAll(async () => {
-    const r = await api(t, 'GET', '/v1/sandbox/managedRunners?pageSize=5&zone=us-east-1', { token: t.adminToken });
-    token = r.body.nextPageToken as string;
+    const r = await api<ListManagedRunnersResponse>(t, 'GET', '/v1/sandbox/managedRunners?pageSize=5&zone=us-east-1', { token: t.adminToken });
+    token = r.body.nextPageToken;
     expect(token).not.toBe('');
   });
 
   const expectInvalid = async (query: string, authToken = t.adminToken): Promise<void> => {
-    const r = await api(t, 'GET', `/v1/sandbox/managedRunners?${query}`, { token: authToken });
+    const r = await api<ErrorBody>(t, 'GET', `/v1/sandbox/managedRunners?${query}`, { token: authToken });
     expect(r.status, query).toBe(400);
     expect(r.body.code).toBe('invalid_argument');
-    expect(r.body.details[1].fieldViolations[0].field).toBe('page_token');
+    expect(r.body.details[1]?.fieldViolations?.[0]?.field).toBe('page_token');
   };
 
   it('every single-character flip', async () => {

@@ -21,8 +21,9 @@ import { RecordRunnerConnectionCommand } from '../../src/modules/runners';
 import { evolve, initialState, type RunnerState } from '../../src/modules/runners/domain/runner.decider';
 import { runnerStateOfRow } from '../../src/modules/runners/projections/runner-row.projection';
 import type { RunnersTable } from '../../src/modules/runners/runners.tables';
-import type { RunnerEvent } from '@paddock/contracts';
-import { api, startTestApp, type TestApp } from '../support/app';
+import type { ManagedRunner, RunnerEvent } from '@paddock/contracts';
+import { api, startTestApp, type ApiResponse, type TestApp } from '../support/app';
+import type { ErrorBody } from '../support/errors';
 import { createRunner, installReport } from '../support/fixtures';
 import { publishRelease, report } from './support';
 
@@ -71,28 +72,28 @@ const runnerStatements = (all: string[]): string[] =>
 it('GET of a runner is ONE query; a policy PATCH is BEGIN + 3 statements + COMMIT', async () => {
   await createRunner(t, 'rt-runner', { policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 60 } } } });
   // Grow the stream: the PATCH must not read it (its cost does not grow with the history).
-  let etag = (await api(t, 'GET', '/v1/sandbox/managedRunners/rt-runner', { token: t.adminToken })).body.etag as string;
+  let etag = (await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/rt-runner', { token: t.adminToken })).body.etag;
   for (let i = 0; i < 20; i++) {
-    const r = await api(t, 'PATCH', '/v1/sandbox/managedRunners/rt-runner?updateMask=policy', {
+    const r = await api<ManagedRunner>(t, 'PATCH', '/v1/sandbox/managedRunners/rt-runner?updateMask=policy', {
       token: t.adminToken,
       body: { etag, policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 100 + i } } } },
     });
     expect(r.status).toBe(200);
-    etag = r.body.etag as string;
+    etag = r.body.etag;
   }
 
-  let got: Awaited<ReturnType<typeof api>> | undefined;
+  let got: ApiResponse<ManagedRunner> | undefined;
   const getSql = runnerStatements(await statementsOf(async () => {
-    got = await api(t, 'GET', '/v1/sandbox/managedRunners/rt-runner', { token: t.adminToken });
+    got = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/rt-runner', { token: t.adminToken });
   }));
   expect(got?.status).toBe(200);
   expect(getSql).toHaveLength(1);
   expect(getSql[0]).toMatch(/from "cp_runners"/i);
   expect(getSql[0]).toMatch(/cp_releases/i);
 
-  let patched: Awaited<ReturnType<typeof api>> | undefined;
+  let patched: ApiResponse<ManagedRunner> | undefined;
   const patchSql = runnerStatements(await statementsOf(async () => {
-    patched = await api(t, 'PATCH', '/v1/sandbox/managedRunners/rt-runner?updateMask=policy', {
+    patched = await api<ManagedRunner>(t, 'PATCH', '/v1/sandbox/managedRunners/rt-runner?updateMask=policy', {
       token: t.adminToken,
       body: { etag, policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 7 } } } },
     });
@@ -108,21 +109,21 @@ it('GET of a runner is ONE query; a policy PATCH is BEGIN + 3 statements + COMMI
   expect(patchSql.some((s) => /from es_messages/i.test(s) && !/insert/i.test(s))).toBe(false);
 
   // The PATCH response is what the next GET reads.
-  const after = await api(t, 'GET', '/v1/sandbox/managedRunners/rt-runner', { token: t.adminToken });
+  const after = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/rt-runner', { token: t.adminToken });
   expect(after.body).toEqual(patched?.body);
   expect(after.body.etag).not.toBe(etag);
 });
 
 it('a stale etag on the fast path is still refused, with nothing appended', async () => {
   await createRunner(t, 'rt-stale');
-  const first = await api(t, 'GET', '/v1/sandbox/managedRunners/rt-stale', { token: t.adminToken });
+  const first = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/rt-stale', { token: t.adminToken });
   const ok = await api(t, 'PATCH', '/v1/sandbox/managedRunners/rt-stale?updateMask=policy', {
     token: t.adminToken,
     body: { etag: first.body.etag, policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 5 } } } },
   });
   expect(ok.status).toBe(200);
   const before = await pg.query<{ stream_position: string }>('SELECT stream_position FROM es_streams WHERE stream_id = $1', [`managed_runner-${first.body.uid}`]);
-  const stale = await api(t, 'PATCH', '/v1/sandbox/managedRunners/rt-stale?updateMask=policy', {
+  const stale = await api<ErrorBody>(t, 'PATCH', '/v1/sandbox/managedRunners/rt-stale?updateMask=policy', {
     token: t.adminToken,
     body: { etag: first.body.etag, policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 6 } } } },
   });
@@ -134,7 +135,7 @@ it('a stale etag on the fast path is still refused, with nothing appended', asyn
 
 it('the cp_runners row decodes to exactly the fold of the stream (the PATCH path decides from it)', async () => {
   const { clusterId, body } = await createRunner(t, 'rt-fold', { spec: { releaseChannel: 'RELEASE_CHANNEL_STABLE' } });
-  const uid = body.uid as string;
+  const uid = body.uid;
   const compare = async (): Promise<void> => {
     // One snapshot for both reads: the app's connection sweeper may append (DISCONNECTED after 15 s
     // without heartbeats) between two separate statements on a slow machine.
@@ -153,7 +154,7 @@ it('the cp_runners row decodes to exactly the fold of the stream (the PATCH path
   };
   await compare();
 
-  const etag = (await api(t, 'GET', '/v1/sandbox/managedRunners/rt-fold', { token: t.adminToken })).body.etag as string;
+  const etag = (await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/rt-fold', { token: t.adminToken })).body.etag;
   const edited = await api(t, 'PATCH', '/v1/sandbox/managedRunners/rt-fold?updateMask=display_name,spec.release_channel,policy', {
     token: t.adminToken,
     body: {
@@ -176,9 +177,9 @@ it('the cp_runners row decodes to exactly the fold of the stream (the PATCH path
   await compare();
 
   const rapid = await publishRelease(t, 'RELEASE_CHANNEL_RAPID', '9.1.0');
-  const before = await api(t, 'GET', '/v1/sandbox/managedRunners/rt-fold', { token: t.adminToken });
+  const before = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/rt-fold', { token: t.adminToken });
   expect(before.body.updateAvailable).toBe(true);
-  const applied = await api(t, 'POST', '/v1/sandbox/managedRunners/rt-fold:applyAvailableUpdate', { token: t.adminToken, body: {} });
+  const applied = await api<ManagedRunner>(t, 'POST', '/v1/sandbox/managedRunners/rt-fold:applyAvailableUpdate', { token: t.adminToken, body: {} });
   expect(applied.status).toBe(200);
   expect(applied.body.targetRevision).toBe(String(rapid));
   expect(applied.body.updateAvailable).toBe(false);

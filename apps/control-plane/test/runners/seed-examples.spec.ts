@@ -7,8 +7,17 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ListManagedRunnersResponseSchema, ListRunnerRevisionsResponseSchema, ManagedRunnerSchema } from '@paddock/contracts';
+import {
+  ListManagedRunnersResponseSchema,
+  ListRunnerRevisionsResponseSchema,
+  ManagedRunnerSchema,
+  type ListManagedRunnersResponse,
+  type ManagedRunner,
+  type ProfileBinding,
+  type ProfileTemplate,
+} from '@paddock/contracts';
 import { api, startTestApp, type TestApp } from '../support/app';
+import type { ErrorBody } from '../support/errors';
 import { installReport } from '../support/fixtures';
 import { publishRelease, report, runSeedCurl } from './support';
 
@@ -121,12 +130,19 @@ policy:
       default_lifetime_seconds: 3600
 `;
 
+/** The parts of the legacy v1beta2 runner view (`managedSpec`, `profileBindings`) these tests read. */
+interface LegacyRunner {
+  managedSpec: { allowPrivilegedProfileAnnotations: boolean };
+  profileBindings: ProfileBinding[];
+}
+
 let t: TestApp;
 let dir: string;
 let clusterId: string;
 let stableRevision: number;
 
-const curl = (cmd: string) => runSeedCurl(cmd, { baseUrl: t.baseUrl, token: t.adminToken, cwd: dir, replace: { '[CLUSTER-ID]': clusterId } });
+/** Runs a seed command; `T` is the body the test expects back (the runner unless told). */
+const curl = <T = ManagedRunner>(cmd: string) => runSeedCurl<T>(cmd, { baseUrl: t.baseUrl, token: t.adminToken, cwd: dir, replace: { '[CLUSTER-ID]': clusterId } });
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -145,8 +161,7 @@ describe('seed: deploy a runner (POST /v1/sandbox/managedRunners)', () => {
     expect(r.body.identity).toEqual({ runnerId: 'prod-us-east-1', zone: 'us-east-1', clusterId, clusterName: 'prod-cluster', runnerGroupId: 'default' });
     expect(r.body.displayName).toBe('Production runner (US East)');
     expect(r.body.spec.maintenancePolicy.windows).toEqual([{ cron: '0 9 * * SAT', durationSeconds: 14400 }]);
-    expect(r.body.policy.constraints.resources.maxCpu).toBe('4');
-    expect(r.body.policy.constraints.lifecycle.defaultLifetimeSeconds).toBe(3600);
+    expect(r.body.policy).toMatchObject({ constraints: { resources: { maxCpu: '4' }, lifecycle: { defaultLifetimeSeconds: 3600 } } });
     expect(r.body.installStatus).toBe('RUNNER_INSTALL_STATUS_PENDING');
     expect(r.body.connectionStatus).toBe('RUNNER_CONNECTION_STATUS_DISCONNECTED');
     expect(r.body.targetRevision).toBe(String(stableRevision));
@@ -160,27 +175,27 @@ describe('seed: deploy a runner (POST /v1/sandbox/managedRunners)', () => {
   });
 
   it('refuses a second runner on the same cluster with the documented message', async () => {
-    const r = await curl(SEED_CREATE.replace('"runnerId": "prod-us-east-1"', '"runnerId": "prod-us-east-2"'));
+    const r = await curl<ErrorBody>(SEED_CREATE.replace('"runnerId": "prod-us-east-1"', '"runnerId": "prod-us-east-2"'));
     expect(r.status).toBe(409);
     expect(r.body).toMatchObject({ code: 'already_exists', message: 'a managed runner already exists for this cluster' });
   });
 
   it('refuses a taken runner id with already_exists', async () => {
     const other = await t.registerCluster(t.adminToken, { name: 'other-cluster', zone: 'us-east-1' });
-    const r = await api(t, 'POST', '/v1/sandbox/managedRunners', {
+    const r = await api<ErrorBody>(t, 'POST', '/v1/sandbox/managedRunners', {
       token: t.adminToken,
       body: { identity: { runnerId: 'prod-us-east-1', zone: 'us-east-1', clusterId: other.id }, policy: {} },
     });
     expect(r.status).toBe(409);
     expect(r.body.code).toBe('already_exists');
-    expect(r.body.details[1].fieldViolations[0].field).toBe('runner.identity.runner_id');
+    expect(r.body.details[1]?.fieldViolations?.[0]?.field).toBe('runner.identity.runner_id');
   });
 
   it.each([
     ['zone missing', { identity: { runnerId: 'r-zone', clusterId: 'x' } }, 'runner.identity.zone is required'],
     ['cluster missing', { identity: { runnerId: 'r-cluster', zone: 'us-east-1' } }, 'runner.identity.cluster_id or cluster_name is required'],
   ])('documents the validation error when %s', async (_name, body, message) => {
-    const r = await api(t, 'POST', '/v1/sandbox/managedRunners', { token: t.adminToken, body });
+    const r = await api<ErrorBody>(t, 'POST', '/v1/sandbox/managedRunners', { token: t.adminToken, body });
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ code: 'invalid_argument', message });
   });
@@ -189,7 +204,7 @@ describe('seed: deploy a runner (POST /v1/sandbox/managedRunners)', () => {
     const c = await t.registerCluster(t.adminToken, { name: 'big-policy', zone: 'us-east-1' });
     const big = { constraints: { image: { allowedRegistries: Array.from({ length: 12000 }, (_v, i) => `registry-${i}.example.com`) } } };
     expect(Buffer.byteLength(JSON.stringify(big))).toBeGreaterThan(256 * 1024);
-    const r = await api(t, 'POST', '/v1/sandbox/managedRunners', {
+    const r = await api<ErrorBody>(t, 'POST', '/v1/sandbox/managedRunners', {
       token: t.adminToken,
       body: { identity: { runnerId: 'big', zone: 'us-east-1', clusterId: c.id }, policy: big },
     });
@@ -200,12 +215,12 @@ describe('seed: deploy a runner (POST /v1/sandbox/managedRunners)', () => {
   it('accepts the snake_case runner.yaml (cwic create RUNNER-ID -f runner.yaml) with cluster_name', async () => {
     const c = await t.registerCluster(t.adminToken, { name: 'yaml-cluster', zone: 'us-east-1' });
     const doc: unknown = parseYaml(SEED_RUNNER_YAML.replace('[CLUSTER-NAME]', 'yaml-cluster'));
-    const r = await api(t, 'POST', '/v1/sandbox/managedRunners?runnerId=yaml-runner', { token: t.adminToken, body: doc });
+    const r = await api<ManagedRunner>(t, 'POST', '/v1/sandbox/managedRunners?runnerId=yaml-runner', { token: t.adminToken, body: doc });
     expect(r.status).toBe(200);
     expect(r.body.identity).toMatchObject({ runnerId: 'yaml-runner', clusterId: c.id, clusterName: 'yaml-cluster' });
-    expect(r.body.spec.maintenancePolicy.windows[0].durationSeconds).toBe(14400);
-    expect(r.body.policy.displayName).toBe('default');
-    expect(r.body.policy.constraints.resources.requireLimits).toBe(true);
+    expect(r.body.spec.maintenancePolicy.windows[0]?.durationSeconds).toBe(14400);
+    expect(r.body.policy?.displayName).toBe('default');
+    expect(r.body.policy?.constraints?.resources?.requireLimits).toBe(true);
   });
 });
 
@@ -213,7 +228,7 @@ describe('seed: check status, update, upgrade, list, delete', () => {
   it('reads the runner by its runner id and by its uid', async () => {
     const byId = await curl(SEED_GET);
     expect(byId.status).toBe(200);
-    const byUid = await api(t, 'GET', `/v1/sandbox/managedRunners/${byId.body.uid as string}`, { token: t.adminToken });
+    const byUid = await api<ManagedRunner>(t, 'GET', `/v1/sandbox/managedRunners/${byId.body.uid}`, { token: t.adminToken });
     expect(byUid.body).toEqual(byId.body);
   });
 
@@ -227,17 +242,17 @@ describe('seed: check status, update, upgrade, list, delete', () => {
   });
 
   it('replaces the policy with {policy, etag} from a read, and refuses the same etag afterwards', async () => {
-    await curl(SEED_READ_POLICY_AND_ETAG);
+    await curl<undefined>(SEED_READ_POLICY_AND_ETAG);
     const file = join(dir, 'policy-and-etag.json');
     const doc = JSON.parse(readFileSync(file, 'utf8')) as { policy: { constraints: { lifecycle: { defaultLifetimeSeconds: number } } }; etag: string };
     doc.policy.constraints.lifecycle.defaultLifetimeSeconds = 7200;
     writeFileSync(file, JSON.stringify(doc));
     const r = await curl(SEED_REPLACE_POLICY);
     expect(r.status, r.text).toBe(200);
-    expect(r.body.policy.constraints.lifecycle.defaultLifetimeSeconds).toBe(7200);
+    expect(r.body.policy?.constraints?.lifecycle?.defaultLifetimeSeconds).toBe(7200);
     expect(r.body.etag).not.toBe(doc.etag);
 
-    const stale = await curl(SEED_REPLACE_POLICY);
+    const stale = await curl<ErrorBody>(SEED_REPLACE_POLICY);
     expect(stale.status).toBe(400);
     expect(stale.body).toMatchObject({ code: 'failed_precondition', message: 'managed_runner.etag is stale; reload the runner and retry' });
     const after = await curl(SEED_GET);
@@ -257,7 +272,7 @@ describe('seed: check status, update, upgrade, list, delete', () => {
   });
 
   it('refuses a privileged legacy template until the v1beta2 flag is set, then accepts it', async () => {
-    const tpl = await api(t, 'POST', '/v1beta2/sandbox/profile-templates', {
+    const tpl = await api<ProfileTemplate>(t, 'POST', '/v1beta2/sandbox/profile-templates', {
       token: t.adminToken,
       body: {
         profileTemplate: {
@@ -267,26 +282,26 @@ describe('seed: check status, update, upgrade, list, delete', () => {
       },
     });
     expect(tpl.status).toBe(200);
-    const id = tpl.body.profileTemplateId as string;
+    const id = tpl.body.profileTemplateId;
     const bind = { runner: { id: 'prod-us-east-1', profileBindings: [{ profileTemplateId: id, profileName: 'default', isDefault: true }] }, updateMask: 'profileBindings' };
-    const refused = await api(t, 'PATCH', '/v1beta2/sandbox/managed-runners/prod-us-east-1', { token: t.adminToken, body: bind });
+    const refused = await api<ErrorBody>(t, 'PATCH', '/v1beta2/sandbox/managed-runners/prod-us-east-1', { token: t.adminToken, body: bind });
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe('permission_denied');
     expect(refused.body.message).toBe(
       `profile_bindings[0]: template "${id}" contains privileged pod-spec fields [securityContext.appArmorProfile securityContext.seccompProfile]; runner does not have allow_privileged_profile_annotations=true`,
     );
 
-    const flag = await curl(SEED_LEGACY_PRIVILEGED);
+    const flag = await curl<LegacyRunner>(SEED_LEGACY_PRIVILEGED);
     expect(flag.status).toBe(200);
     expect(flag.body.managedSpec.allowPrivilegedProfileAnnotations).toBe(true);
 
-    const accepted = await api(t, 'PATCH', '/v1beta2/sandbox/managed-runners/prod-us-east-1', { token: t.adminToken, body: bind });
+    const accepted = await api<LegacyRunner>(t, 'PATCH', '/v1beta2/sandbox/managed-runners/prod-us-east-1', { token: t.adminToken, body: bind });
     expect(accepted.status).toBe(200);
     expect(accepted.body.profileBindings).toEqual(bind.runner.profileBindings);
   });
 
   it('applies an available update: targetRevision rises, rollout runs until the controller reports it', async () => {
-    const none = await curl(SEED_APPLY_UPDATE);
+    const none = await curl<ErrorBody>(SEED_APPLY_UPDATE);
     expect(none.status).toBe(400);
     expect(none.body.code).toBe('failed_precondition');
     expect(none.body.message).toMatch(/^no update available for managed runner prod-us-east-1/);
@@ -307,17 +322,17 @@ describe('seed: check status, update, upgrade, list, delete', () => {
   });
 
   it('lists runners of the zone', async () => {
-    const r = await curl(SEED_LIST);
+    const r = await curl<ListManagedRunnersResponse>(SEED_LIST);
     expect(r.status).toBe(200);
-    const ids = (r.body.managedRunners as { identity: { runnerId: string } }[]).map((m) => m.identity.runnerId);
+    const ids = r.body.managedRunners.map((m) => m.identity.runnerId);
     expect(ids).toEqual(expect.arrayContaining(['prod-us-east-1', 'yaml-runner']));
     expect(r.body.nextPageToken).toBe('');
     ListManagedRunnersResponseSchema.parse(r.body);
     const revisions = await api(t, 'GET', '/v1/sandbox/managedRunners/prod-us-east-1/revisions', { token: t.adminToken });
     expect(ListRunnerRevisionsResponseSchema.parse(revisions.body).revisions.length).toBeGreaterThan(5);
-    const connected = await api(t, 'GET', '/v1/sandbox/managedRunners?connectionStatus=CONNECTED', { token: t.adminToken });
+    const connected = await api<ListManagedRunnersResponse>(t, 'GET', '/v1/sandbox/managedRunners?connectionStatus=CONNECTED', { token: t.adminToken });
     expect(connected.body.managedRunners).toEqual([]);
-    const other = await api(t, 'GET', '/v1/sandbox/managedRunners?zone=eu-west-1', { token: t.adminToken });
+    const other = await api<ListManagedRunnersResponse>(t, 'GET', '/v1/sandbox/managedRunners?zone=eu-west-1', { token: t.adminToken });
     expect(other.body.managedRunners).toEqual([]);
   });
 
@@ -328,7 +343,7 @@ describe('seed: check status, update, upgrade, list, delete', () => {
     expect((await curl(SEED_GET)).body.installStatus).toBe('RUNNER_INSTALL_STATUS_DELETING');
 
     await report(t, installReport(t, 'prod-us-east-1', clusterId, { gone: true, fencingToken: 2 }));
-    const gone = await curl(SEED_GET);
+    const gone = await curl<ErrorBody>(SEED_GET);
     expect(gone.status).toBe(404);
     expect(gone.body.code).toBe('not_found');
 

@@ -2,16 +2,17 @@ import { execFile } from 'node:child_process';
 import { CommandBus } from '@nestjs/cqrs';
 import type { RunnerInstallReport } from '@paddock/contracts';
 import { api, type TestApp } from '../support/app';
+import type { Release } from '../../src/modules/releases';
 import { ApplyInstallReportCommand } from '../../src/modules/runners';
 
 /** Publishes a runner release on a channel (operator-only route); returns its revision. */
 export async function publishRelease(t: TestApp, channel: 'RELEASE_CHANNEL_STABLE' | 'RELEASE_CHANNEL_RAPID', version: string): Promise<number> {
-  const r = await api(t, 'POST', '/v1/sandbox/releases', {
+  const r = await api<Release>(t, 'POST', '/v1/sandbox/releases', {
     token: t.adminToken,
     body: { channel, version, image: `registry.example.com/paddock/runner:${version}` },
   });
   if (r.status !== 200) throw new Error(`publishing ${version} failed: ${r.status} ${r.text}`);
-  return (r.body as { revision: number }).revision;
+  return r.body.revision;
 }
 
 /** Sends an install report straight to the command bus, as the NATS intake does. */
@@ -19,11 +20,13 @@ export async function report(t: TestApp, r: RunnerInstallReport): Promise<void> 
   await t.app.get(CommandBus).execute(new ApplyInstallReportCommand(r));
 }
 
-export interface CurlResult {
+/**
+ * A seed command's result: status and parsed JSON body (`undefined` for pipelines, empty or non-JSON
+ * output). `T` is the body the caller expects, as with `api<T>()`; it is not validated here.
+ */
+export interface CurlResult<T = unknown> {
   status: number;
-  // Response bodies are asserted on by shape; the seeds' JSON is untyped.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
+  body: T;
   text: string;
 }
 
@@ -32,7 +35,10 @@ export interface CurlResult {
  * swapped for the test server and `$TOKEN` in the environment. `-s` and a trailing status line are
  * added so the test can read both. Pipelines (`| jq ...`) run as written.
  */
-export function runSeedCurl(command: string, opts: { baseUrl: string; token: string; cwd: string; replace?: Record<string, string> }): Promise<CurlResult> {
+export function runSeedCurl<T = unknown>(
+  command: string,
+  opts: { baseUrl: string; token: string; cwd: string; replace?: Record<string, string> },
+): Promise<CurlResult<T>> {
   let cmd = command.replaceAll('https://api.coreweave.com', opts.baseUrl);
   for (const [k, v] of Object.entries(opts.replace ?? {})) cmd = cmd.replaceAll(k, v);
   const piped = cmd.includes('|');
@@ -41,7 +47,7 @@ export function runSeedCurl(command: string, opts: { baseUrl: string; token: str
   return new Promise((resolve, reject) => {
     execFile('bash', ['-c', instrumented], { cwd: opts.cwd, env: { ...process.env, TOKEN: opts.token } }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`${instrumented}\nfailed: ${err.message}\n${stderr}`));
-      if (piped) return resolve({ status: 0, body: undefined, text: stdout });
+      if (piped) return resolve({ status: 0, body: undefined as T, text: stdout });
       const cut = stdout.lastIndexOf('\n');
       const text = stdout.slice(0, cut);
       let body: unknown;
@@ -50,7 +56,7 @@ export function runSeedCurl(command: string, opts: { baseUrl: string; token: str
       } catch {
         body = undefined;
       }
-      resolve({ status: Number(stdout.slice(cut + 1)), body, text });
+      resolve({ status: Number(stdout.slice(cut + 1)), body: body as T, text });
     });
   });
 }

@@ -204,15 +204,26 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   }
 }
 
-/** Authenticated JSON request against a test app; returns status, parsed body and headers. */
-export async function api(
+/** What `api()` returns: the status, the parsed JSON body (`undefined` when empty or not JSON), the raw text and headers. */
+export interface ApiResponse<T = unknown> {
+  status: number;
+  body: T;
+  text: string;
+  headers: Headers;
+}
+
+/**
+ * Authenticated JSON request against a test app; returns status, parsed body and headers.
+ * `T` is the body type the caller expects for the status it asserts (a `@paddock/contracts`
+ * response type, or `ErrorBody` from ./errors for a failure); the body is not validated here,
+ * the test's assertions do that. Without `T` the body is `unknown`.
+ */
+export async function api<T = unknown>(
   t: { baseUrl: string },
   method: string,
   path: string,
   opts: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
-  // Response bodies are asserted on by shape in tests; `any` keeps those assertions terse.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-): Promise<{ status: number; body: any; text: string; headers: Headers }> {
+): Promise<ApiResponse<T>> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   let body: string | undefined;
@@ -227,5 +238,5 @@ export async function api(
   } catch {
     parsed = undefined;
   }
-  return { status: res.status, body: parsed, text, headers: res.headers };
+  return { status: res.status, body: parsed as T, text, headers: res.headers };
 }

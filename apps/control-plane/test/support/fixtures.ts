@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { FULL_CAPABILITIES, type RunnerHeartbeat, type RunnerInstallReport } from '@paddock/contracts';
+import { FULL_CAPABILITIES, type ManagedRunner, type RunnerHeartbeat, type RunnerInstallReport } from '@paddock/contracts';
 import { api, type TestApp } from './app';
 
 /** Creates a managed runner through the REST API on a fresh cluster; returns the API body. */
@@ -7,11 +7,11 @@ export async function createRunner(
   t: TestApp,
   runnerId: string,
   opts: { token?: string; zone?: string; spec?: Record<string, unknown>; policy?: Record<string, unknown> } = {},
-): Promise<{ clusterId: string; body: Record<string, unknown> }> {
+): Promise<{ clusterId: string; body: ManagedRunner }> {
   const token = opts.token ?? t.adminToken;
   const zone = opts.zone ?? 'us-east-1';
   const cluster = await t.registerCluster(token, { name: `cluster-${runnerId}`, zone });
-  const r = await api(t, 'POST', '/v1/sandbox/managedRunners', {
+  const r = await api<ManagedRunner>(t, 'POST', '/v1/sandbox/managedRunners', {
     token,
     body: {
       identity: { runnerId, zone, clusterId: cluster.id },
