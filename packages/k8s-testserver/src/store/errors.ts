@@ -58,6 +58,27 @@ export const applyConflict = (conflicts: { manager: string; apiVersion: string; 
   });
 };
 
+/**
+ * An applied configuration the field manager cannot type, e.g. an associative list with two items
+ * under one key. kube-apiserver returns structured-merge-diff's plain error here, which its
+ * `ErrorToAPIStatus` turns into a 500 with no reason ("apiserver received an error that is not an
+ * metav1.Status"): `failed to create typed patch object (ns/name; apps/v1, Kind=Deployment): <path>:
+ * duplicate entries for key [name="X"]`, or `errors:` followed by one indented line per error.
+ */
+export const typedPatchError = (obj: { apiVersion: string; kind: string; namespace?: string; name?: string }, errors: string[]): ApiError => {
+  const slash = obj.apiVersion.indexOf('/');
+  const gvk = `${slash >= 0 ? obj.apiVersion.slice(0, slash) : ''}/${slash >= 0 ? obj.apiVersion.slice(slash + 1) : obj.apiVersion}, Kind=${obj.kind}`;
+  const detail = errors.length === 1 ? (errors[0] ?? '') : ['errors:', ...errors.map((e) => `  ${e}`)].join('\n');
+  return new ApiError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: `failed to create typed patch object (${obj.namespace ?? ''}/${obj.name ?? ''}; ${gvk}): ${detail}`,
+    code: 500,
+  });
+};
+
 export const invalid = (r: ResourceType, name: string, causes: StatusCause[]): ApiError =>
   failure(
     422,

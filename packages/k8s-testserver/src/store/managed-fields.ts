@@ -2,7 +2,7 @@
  * Server-side apply field ownership, in the FieldsV1 format the API server writes into
  * `metadata.managedFields` (`f:<field>`, `k:{<list-map key>}`, `v:<set value>`, `.` for an item itself).
  */
-import { applyConflict } from './errors';
+import { applyConflict, typedPatchError } from './errors';
 import { deepEqual, listKind, sameKey } from './list-semantics';
 import { clone, isRecord, nowTimestamp, type FieldsTree, type KubeObject, type ManagedFieldsEntry } from '../types';
 
@@ -129,7 +129,127 @@ function removeAt(obj: Record<string, unknown>, path: FieldPath): void {
   if (idx >= 0) parent.splice(idx, 1);
 }
 
-/** Merges an applied configuration into the live object (maps recursively, keyed lists by key, sets by union). */
+/** `[name="c"]`, `[containerPort=80,protocol="TCP"]`, `[="x"]`: a list item as structured-merge-diff prints it. */
+const keyText = (key: Record<string, unknown>): string => `[${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
+
+/**
+ * What structured-merge-diff refuses when it types an applied configuration: an associative list
+ * (`listType=map` or `set`) with two items under one key. One line per repeated item, in the
+ * order the items appear: `.spec.template.spec.containers[name="c"].env: duplicate entries for key
+ * [name="FOO"]`. Objects stored by create/update may hold duplicates; only apply refuses them.
+ */
+export function duplicateKeyErrors(obj: KubeObject): string[] {
+  const errors: string[] = [];
+  for (const [k, v] of Object.entries(obj)) {
+    if (k === 'apiVersion' || k === 'kind') continue;
+    if (k === 'metadata' && isRecord(v)) {
+      for (const [mk, mv] of Object.entries(v)) if (mk !== 'managedFields') walkDuplicates(mv, `.metadata.${mk}`, mk, errors);
+      continue;
+    }
+    walkDuplicates(v, `.${k}`, k, errors);
+  }
+  return errors;
+}
+
+function walkDuplicates(v: unknown, path: string, field: string, errors: string[]): void {
+  if (isRecord(v)) {
+    for (const [k, child] of Object.entries(v)) walkDuplicates(child, `${path}.${k}`, k, errors);
+    return;
+  }
+  if (!Array.isArray(v)) return;
+  const items = v as unknown[];
+  const lk = listKind(field, items);
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    let itemPath = `${path}[${i}]`;
+    if (lk.kind !== 'atomic') {
+      const key = lk.kind === 'map' ? lk.keyOf(item) : undefined;
+      if (lk.kind === 'set' || key !== undefined) {
+        const text = key ? keyText(key) : `[=${JSON.stringify(item)}]`;
+        if (seen.has(text)) errors.push(`${path}: duplicate entries for key ${text}`);
+        seen.add(text);
+        itemPath = `${path}${text}`;
+      }
+    }
+    walkDuplicates(item, itemPath, '', errors);
+  });
+}
+
+/** Marks a live item whose key occurs more than once: apply replaces it rather than merging into it. */
+const DUPLICATED = Symbol('duplicated');
+
+/**
+ * Merges two associative lists the way structured-merge-diff does (`mergingWalker.visitListItems`):
+ * the applied items come out in the applied order; live items the configuration does not mention
+ * stay where they were relative to the items around them; an item in both is merged in place of
+ * the applied one. `idOf` names an item's key (live items without one are kept, applied items
+ * without one are added).
+ */
+function mergeAssociative(live: unknown[], applied: unknown[], idOf: (item: unknown) => string | undefined): unknown[] {
+  const lIds = live.map((item, i) => idOf(item) ?? `live#${i}`);
+  const rIds = applied.map((item, i) => idOf(item) ?? `applied#${i}`);
+  const observedL = new Map<string, unknown>();
+  lIds.forEach((id, i) => observedL.set(id, observedL.has(id) ? DUPLICATED : live[i]));
+  const observedR = new Map<string, unknown>();
+  rIds.forEach((id, i) => {
+    if (!observedR.has(id)) observedR.set(id, applied[i]);
+  });
+  const sharedOrder = rIds.filter((id) => observedL.has(id));
+  let shared = 0;
+  let nextShared = sharedOrder[shared++];
+  const mergedR = new Set<string>();
+  const out: unknown[] = [];
+  const mergeItem = (id: string): unknown => {
+    const l = observedL.get(id);
+    const r = observedR.get(id);
+    return l === undefined || l === DUPLICATED ? clone(r) : mergeApplied(l, r);
+  };
+  let lI = 0;
+  let rI = 0;
+  while (lI < lIds.length || rI < rIds.length) {
+    const lId = lIds[lI];
+    const rId = rIds[rI];
+    if (lId !== undefined && rId !== undefined) {
+      if (lId === rId) {
+        mergedR.add(lId);
+        out.push(mergeItem(lId));
+        lI++;
+        rI++;
+        nextShared = sharedOrder[shared++];
+        continue;
+      }
+      // Shared with the configuration, but not the shared item due next: it is placed when the
+      // applied list reaches it.
+      if (observedR.has(lId) && nextShared !== undefined && nextShared !== lId) {
+        lI++;
+        continue;
+      }
+    }
+    if (lId !== undefined) {
+      if (!observedR.has(lId)) {
+        out.push(clone(live[lI]));
+        lI++;
+        continue;
+      }
+      if (mergedR.has(lId)) {
+        lI++;
+        continue;
+      }
+    }
+    if (rId !== undefined) {
+      if (!mergedR.has(rId)) out.push(mergeItem(rId));
+      mergedR.add(rId);
+      rI++;
+      if (nextShared !== undefined && nextShared === rId) nextShared = sharedOrder[shared++];
+    }
+  }
+  return out;
+}
+
+/**
+ * Merges an applied configuration into the live object: maps recursively, keyed lists and sets
+ * by key in structured-merge-diff's order (see `mergeAssociative`), anything else replaced.
+ */
 export function mergeApplied(live: unknown, applied: unknown, field = ''): unknown {
   if (isRecord(live) && isRecord(applied)) {
     const out: Record<string, unknown> = { ...live };
@@ -141,15 +261,12 @@ export function mergeApplied(live: unknown, applied: unknown, field = ''): unkno
     const liveItems = live as unknown[];
     const appliedItems = applied as unknown[];
     const lk = listKind(field, [...liveItems, ...appliedItems]);
-    if (lk.kind === 'set') return [...liveItems, ...appliedItems.filter((a) => !liveItems.some((l) => deepEqual(l, a)))];
+    if (lk.kind === 'set') return mergeAssociative(liveItems, appliedItems, (item) => JSON.stringify(item));
     if (lk.kind === 'map') {
-      const out = [...liveItems];
-      for (const item of appliedItems) {
-        const idx = out.findIndex((x) => sameKey(lk.keyOf(x), lk.keyOf(item)));
-        if (idx >= 0) out[idx] = mergeApplied(out[idx], item);
-        else out.push(clone(item));
-      }
-      return out;
+      return mergeAssociative(liveItems, appliedItems, (item) => {
+        const key = lk.keyOf(item);
+        return key === undefined ? undefined : JSON.stringify(key);
+      });
     }
   }
   return clone(applied);
@@ -177,8 +294,7 @@ export function describePath(p: FieldPath): string {
     if (step === '.') continue;
     if (step.startsWith('f:')) out += `.${step.slice(2)}`;
     else if (step.startsWith('k:')) {
-      const key = JSON.parse(step.slice(2)) as Record<string, unknown>;
-      out += `[${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}]`;
+      out += keyText(JSON.parse(step.slice(2)) as Record<string, unknown>);
     } else if (step.startsWith('v:')) out += `[${step.slice(2)}]`;
   }
   return out;
@@ -193,6 +309,10 @@ export function serverSideApply(
   applied: KubeObject,
   opts: { manager: string; force: boolean; scope: Scope; subresource?: string },
 ): KubeObject {
+  const duplicates = duplicateKeyErrors(applied);
+  if (duplicates.length > 0) {
+    throw typedPatchError({ apiVersion: applied.apiVersion, kind: applied.kind, namespace: applied.metadata.namespace, name: applied.metadata.name }, duplicates);
+  }
   const appliedSet = fieldsOf(applied, opts.scope);
   const owned = ownedOf(live);
   const subresource = opts.subresource;
