@@ -72,4 +72,17 @@ describe('KubernetesDriver fencing', () => {
     expect(k8s.writeCount(FIELD_MANAGER)).toBe(writes0);
     expect(k8s.get('apps/v1', 'Deployment', 'runner-fenced-late', 'paddock-runner-fenced-late')).toBeUndefined();
   });
+
+  it('and once more when its bytes reach the socket: a leader deposed after the request was built sends nothing', async () => {
+    // Leader for apply()'s own check and for the request middleware, deposed before the
+    // connection writes (a freeze during the TCP connect): the socket gate refuses.
+    let allowed = 2;
+    const driver = new KubernetesDriver(k8s.kubeConfig(), { natsUrl: 'nats://n', clusterId: 'c-1', mayWrite: () => allowed-- > 0 });
+    const other = { ...desired, runnerId: 'fenced-socket', uid: '6f1c0c4e-0000-4000-8000-0000000000f3' };
+    const writes0 = k8s.writeCount(FIELD_MANAGER);
+    await expect(driver.apply(other)).rejects.toThrow(/not the leader any more/);
+    expect(allowed).toBeLessThan(0);
+    expect(k8s.writeCount(FIELD_MANAGER)).toBe(writes0);
+    expect(k8s.list('v1', 'Namespace').map((n) => n.metadata?.name)).not.toContain('paddock-runner-fenced-socket');
+  });
 });
