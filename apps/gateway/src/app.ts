@@ -7,6 +7,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { LogLevel } from '@nestjs/common';
+import { PaddockError, parseJsonBody } from '@paddock/contracts';
 import { GatewayModule } from './app.module';
 import { TokenAuthenticator } from './auth/token-authenticator';
 import type { GatewayConfig } from './config/env';
@@ -127,9 +128,9 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, JSON.parse(text) as unknown);
-    } catch {
-      done(Object.assign(new Error('request body is not valid JSON'), { statusCode: 400 }), undefined);
+      done(null, parseJsonBody(text));
+    } catch (e) {
+      done(e instanceof PaddockError ? e : new PaddockError('invalid_argument', 'request body is not valid JSON'), undefined);
     }
   });
   fastify.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: config.bodyLimitBytes }, (_req, body, done) =>

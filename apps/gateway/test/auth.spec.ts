@@ -138,4 +138,29 @@ describe('gateway authentication and tenant isolation (GW-7)', () => {
     expect(invalid.status).toBe(400);
     expect(invalid.json).toMatchObject({ code: 'invalid_argument', details: [{ reason: 'CWSANDBOX_INVALID_REQUEST' }, { fieldViolations: [{ field: 'spec.containers' }] }] });
   });
+
+  it('request bodies: malformed JSON and prototype keys are invalid_argument naming the body or the key', async () => {
+    const send = async (raw: string): Promise<{ status: number; json: { code?: string; message?: string; details?: { fieldViolations?: { field: string }[] }[] } }> => {
+      const res = await fetch(`${gw.url}/v1/sandboxes`, { method: 'POST', headers: { authorization: `Bearer ${tokenA}`, 'content-type': 'application/json' }, body: raw });
+      return { status: res.status, json: (await res.json()) as { code?: string; message?: string } };
+    };
+    const fieldsOf = (j: { details?: { fieldViolations?: { field: string }[] }[] }): string[] => (j.details ?? []).flatMap((d) => (d.fieldViolations ?? []).map((v) => v.field));
+    const bad = await send('{"spec": ');
+    expect(bad.status).toBe(400);
+    expect(bad.json.code).toBe('invalid_argument');
+    expect(bad.json.message).toMatch(/^request body is not valid JSON/);
+    expect(fieldsOf(bad.json)).toEqual(['(body)']);
+    for (const [raw, field] of [
+      ['{"spec":{"__proto__":{"isAdmin":true}}}', '__proto__'],
+      ['{"spec":{"constructor":{"prototype":{"x":1}}}}', 'constructor.prototype'],
+    ] as const) {
+      const r = await send(raw);
+      expect(r.status).toBe(400);
+      expect(r.json.code).toBe('invalid_argument');
+      expect(r.json.message).toContain(field);
+      expect(fieldsOf(r.json)).toEqual([field]);
+    }
+    // Nothing was polluted along the way.
+    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+  });
 });

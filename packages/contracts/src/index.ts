@@ -12,3 +12,4 @@ export * from './cluster';
 export * from './runner-events';
 export * from './runner-rpc';
 export * from './sandbox';
+export * from './json-body';
