@@ -78,7 +78,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   });
   const metrics = new GatewayMetrics(true);
   const registry = new RunnerRegistry();
-  const runners = new RunnerClient(nc, config.rpcTimeoutMs, (runnerId) => registry.isFresh(runnerId));
+  const runners = new RunnerClient(nc, config.rpcTimeoutMs, (runnerId) => registry.mayBeAlive(runnerId));
   const repo = new SandboxRepository(db);
   const placement = new PlacementService(registry, new PolicySource(db));
   const lifecycle = new SandboxLifecycleService(repo, placement, runners, metrics);

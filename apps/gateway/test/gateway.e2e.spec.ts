@@ -296,7 +296,7 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
       // and lets each runner's own resolution decide.
       const gw2 = await startGateway(c.infra, { GATEWAY_RUNNER_LOST_GRACE_MS: '600000' });
       try {
-        await waitFor(() => gw2.registry.isFresh('r-large') && gw2.registry.isFresh('r-medium'), { timeoutMs: 30_000 });
+        await waitFor(() => [sb.runnerId, 'r-large', 'r-medium'].every((r) => gw2.registry.isFresh(r ?? '')), { timeoutMs: 30_000 });
         const client2 = new PaddockClient({ baseUrl: gw2.url, apiKey: c.token });
         const existing = await Sandbox.fromId(sb.sandboxId, { client: client2 });
         expect((await existing.exec(['echo', 'still here']).result()).stdoutText).toBe('still here\n');

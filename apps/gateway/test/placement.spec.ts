@@ -76,6 +76,18 @@ describe('RunnerRegistry', () => {
     expect(reg.isLost('r-unknown', 9000)).toBe(false);
   });
 
+  it('streams: a runner not heard of yet may be alive while the gateway is young; a known one while fresh', () => {
+    let now = 0;
+    const reg = new RunnerRegistry(() => now, 0);
+    expect(reg.mayBeAlive('r-next')).toBe(true); // a restarted gateway before the first heartbeat
+    now = 6001;
+    expect(reg.mayBeAlive('r-next')).toBe(false);
+    reg.observe(hb('r1', 1));
+    expect(reg.mayBeAlive('r1')).toBe(true);
+    now = 6001 + 3001;
+    expect(reg.mayBeAlive('r1')).toBe(false);
+  });
+
   it('ignores an out-of-order heartbeat of the same instance', () => {
     const reg = new RunnerRegistry(() => 0, 0);
     reg.observe(hb('r1', 5));

@@ -37,6 +37,16 @@ export class RunnerRegistry {
   }
 
   /**
+   * For in-flight streams: not known to be gone. Fresh, or not heard of yet while this gateway is
+   * younger than three default heartbeat intervals (a restarted gateway must not fail streams to
+   * runners whose next heartbeat simply has not arrived yet).
+   */
+  mayBeAlive(runnerId: string, defaultIntervalMs = 2_000): boolean {
+    if (this.runners.has(runnerId)) return this.isFresh(runnerId);
+    return this.now() - this.startedAt <= 3 * defaultIntervalMs;
+  }
+
+  /**
    * Silent for longer than 3 intervals plus `graceMs`. A runner never heard of counts from the
    * gateway's start, so a gateway restart does not declare every runner lost at once.
    */
