@@ -189,6 +189,12 @@ interface Amount {
   source: ValueSource;
 }
 
+/** A quantity the spec left unset: the policy's default (which also counts as a declared limit), else the platform's. */
+function defaultAmount(path: string, policyValue: number | undefined, policyRaw: string | undefined, platform: number, format: (n: number) => string): Amount {
+  if (policyValue !== undefined) return { path, value: policyValue, raw: policyRaw ?? format(policyValue), isRequest: true, source: 'policy' };
+  return { path, value: platform, raw: format(platform), isRequest: true, source: 'platform' };
+}
+
 interface Work {
   path: string;
   out: ResolvedContainer;
@@ -492,52 +498,18 @@ function readContainer(
   let cpuSource: ValueSource = 'spec';
   let memSource: ValueSource = 'spec';
   if (cpuReq === undefined && cpuLim === undefined) {
-    if (p.defaultCpu !== undefined) {
-      cpuReq = cpuLim = p.defaultCpu;
-      cpuSource = 'policy';
-      cpuLimitDeclared = true;
-      cpu.push({
-        path: join(path, 'resources.cpu'),
-        value: p.defaultCpu,
-        raw: p.raw.defaultCpu ?? formatCpu(p.defaultCpu),
-        isRequest: true,
-        source: 'policy',
-      });
-    } else {
-      cpuReq = cpuLim = PLATFORM_DEFAULTS.cpuMillis;
-      cpuSource = 'platform';
-      cpu.push({
-        path: join(path, 'resources.cpu'),
-        value: cpuReq,
-        raw: formatCpu(cpuReq),
-        isRequest: true,
-        source: 'platform',
-      });
-    }
+    const d = defaultAmount(join(path, 'resources.cpu'), p.defaultCpu, p.raw.defaultCpu, PLATFORM_DEFAULTS.cpuMillis, formatCpu);
+    cpuReq = cpuLim = d.value;
+    cpuSource = d.source;
+    if (d.source === 'policy') cpuLimitDeclared = true;
+    cpu.push(d);
   }
   if (memReq === undefined && memLim === undefined) {
-    if (p.defaultMemory !== undefined) {
-      memReq = memLim = p.defaultMemory;
-      memSource = 'policy';
-      memoryLimitDeclared = true;
-      memory.push({
-        path: join(path, 'resources.memory'),
-        value: p.defaultMemory,
-        raw: p.raw.defaultMemory ?? formatMemory(p.defaultMemory),
-        isRequest: true,
-        source: 'policy',
-      });
-    } else {
-      memReq = memLim = PLATFORM_DEFAULTS.memoryBytes;
-      memSource = 'platform';
-      memory.push({
-        path: join(path, 'resources.memory'),
-        value: memReq,
-        raw: formatMemory(memReq),
-        isRequest: true,
-        source: 'platform',
-      });
-    }
+    const d = defaultAmount(join(path, 'resources.memory'), p.defaultMemory, p.raw.defaultMemory, PLATFORM_DEFAULTS.memoryBytes, formatMemory);
+    memReq = memLim = d.value;
+    memSource = d.source;
+    if (d.source === 'policy') memoryLimitDeclared = true;
+    memory.push(d);
   }
   const finalCpuReq = cpuReq ?? cpuLim ?? 0;
   const finalMemReq = memReq ?? memLim ?? 0;
