@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Sandbox } from '@paddock/sdk';
-import { waitFor } from '@paddock/testing';
+import { seedRunnerYaml, waitFor } from '@paddock/testing';
 import { sh, startPlatform, type Platform } from '../src/platform';
 
 /**
@@ -9,27 +9,7 @@ import { sh, startPlatform, type Platform } from '../src/platform';
  * through the SDK and `cwic sandbox`, and the outage journeys of seed 002 (control plane down,
  * gateway down). Every process is the compiled app, as `pnpm start` runs it.
  */
-const RUNNER_YAML = `identity:
-  zone: us-east-1
-  cluster_name: cks-prod
-spec:
-  release_channel: RELEASE_CHANNEL_STABLE
-  maintenance_policy:
-    windows:
-      - cron: "0 9 * * SAT"
-        duration_seconds: 14400
-policy:
-  display_name: default
-  constraints:
-    resources:
-      default_cpu: "1"
-      default_memory: "2Gi"
-      max_cpu: "4"
-      max_memory: "8Gi"
-      require_limits: true
-    lifecycle:
-      default_lifetime_seconds: 3600
-`;
+const RUNNER_YAML = seedRunnerYaml('cks-prod');
 
 /** The admitted big sandbox's command: an argument no other process on this machine has. */
 const BIG_SLEEP = '7213';

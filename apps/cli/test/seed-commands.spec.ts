@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { FULL_CAPABILITIES, subjects } from '@paddock/contracts';
-import { waitFor } from '@paddock/testing';
+import { seedRunnerYaml, waitFor } from '@paddock/testing';
 import { sh, startPlatform, type Platform } from './support/platform';
 
 /**
@@ -10,28 +10,7 @@ import { sh, startPlatform, type Platform } from './support/platform';
  * against a real control plane, with the documented effect checked on the server.
  */
 
-// runner.yaml exactly as seed 003 shows it, with [CLUSTER-NAME] filled in.
-const RUNNER_YAML = `identity:
-  zone: us-east-1
-  cluster_name: cks-prod
-spec:
-  release_channel: RELEASE_CHANNEL_STABLE
-  maintenance_policy:
-    windows:
-      - cron: "0 9 * * SAT"
-        duration_seconds: 14400
-policy:
-  display_name: default
-  constraints:
-    resources:
-      default_cpu: "1"
-      default_memory: "2Gi"
-      max_cpu: "4"
-      max_memory: "8Gi"
-      require_limits: true
-    lifecycle:
-      default_lifetime_seconds: 3600
-`;
+const RUNNER_YAML = seedRunnerYaml('cks-prod');
 
 const PATCH_YAML = `spec:
   release_channel: RAPID_PLACEHOLDER

@@ -1,3 +1,4 @@
+import { seedRunnerYaml } from '@paddock/testing';
 import { parsePolicyDocument } from '../src/document';
 import { validatePolicy } from '../src/index';
 
@@ -14,28 +15,7 @@ function refusedQuickly(text: string, rule: string): void {
   expect(ms).toBeLessThan(200);
 }
 
-// Seed 003 (Japanese) runner.yaml, verbatim.
-const SEED_RUNNER_YAML = `identity:
-  zone: us-east-1
-  cluster_name: [CLUSTER-NAME]
-spec:
-  release_channel: RELEASE_CHANNEL_STABLE
-  maintenance_policy:
-    windows:
-      - cron: "0 9 * * SAT"
-        duration_seconds: 14400
-policy:
-  display_name: default
-  constraints:
-    resources:
-      default_cpu: "1"
-      default_memory: "2Gi"
-      max_cpu: "4"
-      max_memory: "8Gi"
-      require_limits: true
-    lifecycle:
-      default_lifetime_seconds: 3600
-`;
+const SEED_RUNNER_YAML = seedRunnerYaml();
 
 describe('parsePolicyDocument', () => {
   it('reads the seed runner.yaml, converting snake_case to camelCase', () => {

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { seedRunnerYaml } from '@paddock/testing';
 import {
   ListManagedRunnersResponseSchema,
   ListRunnerRevisionsResponseSchema,
@@ -107,28 +108,7 @@ const SEED_LIST = String.raw`curl -H "Authorization: Bearer $TOKEN" \
 const SEED_DELETE = String.raw`curl -X DELETE https://api.coreweave.com/v1/sandbox/managedRunners/prod-us-east-1 \
   -H "Authorization: Bearer $TOKEN"`;
 
-/** The seed's runner.yaml with the cluster name filled in (as `cwic ... -f runner.yaml` reads it). */
-const SEED_RUNNER_YAML = `identity:
-  zone: us-east-1
-  cluster_name: [CLUSTER-NAME]
-spec:
-  release_channel: RELEASE_CHANNEL_STABLE
-  maintenance_policy:
-    windows:
-      - cron: "0 9 * * SAT"
-        duration_seconds: 14400
-policy:
-  display_name: default
-  constraints:
-    resources:
-      default_cpu: "1"
-      default_memory: "2Gi"
-      max_cpu: "4"
-      max_memory: "8Gi"
-      require_limits: true
-    lifecycle:
-      default_lifetime_seconds: 3600
-`;
+const SEED_RUNNER_YAML = seedRunnerYaml();
 
 /** The parts of the legacy v1beta2 runner view (`managedSpec`, `profileBindings`) these tests read. */
 interface LegacyRunner {
