@@ -35,7 +35,7 @@ import { request } from './socket-io';
 import { isOurSupervisor, pidAlive, readPid } from './pids';
 import { SupervisorZygote } from './supervisor-zygote';
 import { SUPERVISOR_PY } from './supervisor.py';
-import { WarmSlots } from './warm-slots';
+import { WarmSlots, type WarmSlot } from './warm-slots';
 
 /** What the backend remembers about one sandbox (rebuilt from the state directory after a restart). */
 interface SandboxRecord {
@@ -310,19 +310,8 @@ export class LocalBackend implements SandboxBackend {
       files.push({ rel, b64: f.content.toString('base64') });
     }
     try {
-      const slot = this.warm?.take();
-      let cpuSteady: CpuSteadyQuota;
-      if (slot) {
-        try {
-          cg.rename(slot.id, spec.sandboxId);
-        } catch {
-          // A slot whose cgroups cannot be taken over is dropped; the launch goes the ordinary way.
-          await cg.killAndRemove(slot.id);
-        }
-      }
-      const viaSlot = slot !== undefined && existsSync(cg.boxDirs(spec.sandboxId)[0] as string);
-      if (viaSlot) cpuSteady = cg.applyLimits(spec.sandboxId, spec);
-      else cpuSteady = cg.create(spec.sandboxId, spec);
+      const slot = await this.takeWarmSlot(cg, spec.sandboxId);
+      const cpuSteady = slot ? cg.applyLimits(spec.sandboxId, spec) : cg.create(spec.sandboxId, spec);
       const plan: SupervisorPlan = {
         sandboxId: spec.sandboxId,
         dir: rec.dir,
@@ -350,7 +339,7 @@ export class LocalBackend implements SandboxBackend {
       writeFileSync(planPath, JSON.stringify(plan), { mode: 0o600 });
       // A slot's supervisor that is gone took its launcher with it: the plan is then started the
       // ordinary way, in the same (renamed, limited) cgroups.
-      if (!(viaSlot && slot && (await (this.warm as WarmSlots).handOff(slot, planPath)))) (this.zygote as SupervisorZygote).start(planPath);
+      if (!(slot && (await (this.warm as WarmSlots).handOff(slot, planPath)))) (this.zygote as SupervisorZygote).start(planPath);
       this.watch(rec, false);
       setImmediate(() => this.refillWarm());
     } catch (e) {
@@ -630,6 +619,20 @@ export class LocalBackend implements SandboxBackend {
     const disk = join(dir, 'disk');
     if (isMountPoint(disk)) spawnSync('umount', ['-l', disk]);
     rmSync(dir, { recursive: true, force: true });
+  }
+
+  /** A warm slot whose cgroups now carry the sandbox's name, or undefined (the launch then creates its own). */
+  private async takeWarmSlot(cg: RunnerCgroups, sandboxId: string): Promise<WarmSlot | undefined> {
+    const slot = this.warm?.take();
+    if (!slot) return undefined;
+    try {
+      cg.rename(slot.id, sandboxId);
+      return slot;
+    } catch {
+      // A slot whose cgroups cannot be taken over is dropped; the launch goes the ordinary way.
+      await cg.killAndRemove(slot.id);
+      return undefined;
+    }
   }
 
   private refillWarm(): void {

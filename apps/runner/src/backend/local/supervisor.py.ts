@@ -434,7 +434,7 @@ class Supervisor:
     return ours
 
   def start_handler(self, req, conns):
-    if self.refuse_not_running(conns): return
+    # Callers have refused requests to a sandbox that is not running (refuse_not_running).
     pid = os.fork()
     if pid == 0:
       code = 0
