@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seedRunnerYaml } from '@paddock/testing';
 import { main, type CliIo } from '../src/cli';
 
 function memoryIo(files: Record<string, string>): CliIo & { out: string; err: string } {
@@ -23,21 +24,8 @@ function memoryIo(files: Record<string, string>): CliIo & { out: string; err: st
   return io;
 }
 
-const RUNNER_YAML = `identity:
-  zone: us-east-1
-  cluster_name: c
-policy:
-  display_name: default
-  constraints:
-    resources:
-      default_cpu: "1"
-      default_memory: "2Gi"
-      max_cpu: "4"
-      max_memory: "8Gi"
-      require_limits: true
-    lifecycle:
-      default_lifetime_seconds: 3600
-`;
+/** The seed's whole runner.yaml: the CLI reads its policy section. */
+const RUNNER_YAML = seedRunnerYaml('c');
 
 describe('paddock-policy CLI (main)', () => {
   it('validate: a whole runner.yaml validates (exit 0, policy as JSON)', () => {

@@ -104,6 +104,16 @@ def listen_unix(directory, name):
 def send_line(sock, obj):
   sock.sendall((json.dumps(obj) + '\n').encode())
 
+def launcher_pipes():
+  # bwrap's stdout, stderr, info (child pid) and seccomp program pipes; the program is written now.
+  out_r, out_w = os.pipe()
+  err_r, err_w = os.pipe()
+  info_r, info_w = os.pipe()
+  sc_r, sc_w = os.pipe()
+  os.write(sc_w, seccomp_program())
+  os.close(sc_w)
+  return out_r, out_w, err_r, err_w, info_r, info_w, sc_r
+
 def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent):
   # In the launcher (already in the sandbox's cgroups): stdio and the info/seccomp pipes on 1..4,
   # nothing else open, the sandbox uid, killed with its supervisor, then bwrap.
@@ -260,12 +270,7 @@ class Supervisor:
       self.out_r, self.err_r, self.info_r = pk['out'], pk['err'], pk['info']
       for fd in (self.out_r, self.err_r, self.info_r): os.set_blocking(fd, False)
       return
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    info_r, info_w = os.pipe()
-    sc_r, sc_w = os.pipe()
-    os.write(sc_w, seccomp_program())
-    os.close(sc_w)
+    out_r, out_w, err_r, err_w, info_r, info_w, sc_r = launcher_pipes()
     me = os.getpid()
     pid = os.fork()
     if pid == 0:
@@ -963,12 +968,7 @@ def warm_slot(slot_path):
   zygote_pid = os.getppid()
   libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
   if os.getppid() != zygote_pid: os._exit(0)
-  out_r, out_w = os.pipe()
-  err_r, err_w = os.pipe()
-  info_r, info_w = os.pipe()
-  sc_r, sc_w = os.pipe()
-  os.write(sc_w, seccomp_program())
-  os.close(sc_w)
+  out_r, out_w, err_r, err_w, info_r, info_w, sc_r = launcher_pipes()
   go_r, go_w = os.pipe()
   ready_r, ready_w = os.pipe()
   me = os.getpid()
