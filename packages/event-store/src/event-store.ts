@@ -332,15 +332,7 @@ export class EventStore<DB = EventStoreTables> {
     expected: ExpectedVersion,
   ): Promise<AppendOutcome> {
     const count = events.length;
-    const values = sql.join(
-      events.map(
-        (
-          e,
-          i,
-        ) => sql`(${i + 1}::int, ${e.messageId ?? randomUUID()}::uuid, ${e.type}::text, ${e.schemaVersion ?? 1}::int,
-          ${JSON.stringify(e.data ?? null)}::jsonb, ${JSON.stringify(e.metadata ?? {})}::jsonb)`,
-      ),
-    );
+    const values = eventValues(events);
     let rows: MessageRow[];
     try {
       ({ rows } = await sql<MessageRow>`
@@ -352,30 +344,7 @@ export class EventStore<DB = EventStoreTables> {
          ORDER BY v.ord -- global positions follow stream order inside the append
         RETURNING ${MESSAGE_COLUMNS}`.execute(executor));
     } catch (e) {
-      const pg = pgErrorOf(e);
-      if (pg.code === UNIQUE_VIOLATION && pg.constraint === 'es_messages_message_id_key') {
-        throw new PaddockError(
-          'already_exists',
-          'events[].messageId: a message with this id is already recorded',
-          {
-            violations: [
-              {
-                field: 'events[].messageId',
-                rule: 'must be unique across the log',
-                description: 'duplicate message id',
-              },
-            ],
-          },
-        );
-      }
-      if (pg.code === UNIQUE_VIOLATION && pg.constraint === 'es_messages_pkey') {
-        throw new ExpectedVersionConflictError(
-          streamId,
-          expected,
-          await this.currentVersion(executor, streamId),
-        );
-      }
-      throw e;
+      throw await this.appendError(e, executor, streamId, expected);
     }
     if (rows.length === 0) {
       throw new ExpectedVersionConflictError(
@@ -396,11 +365,102 @@ export class EventStore<DB = EventStoreTables> {
     };
   }
 
+  /** The store's error for a failed append statement (a duplicate message id, a lost race), else `e`. */
+  private async appendError(e: unknown, executor: Kysely<DB>, streamId: string, expected: ExpectedVersion): Promise<unknown> {
+    const pg = pgErrorOf(e);
+    if (pg.code === UNIQUE_VIOLATION && pg.constraint === 'es_messages_message_id_key') {
+      return new PaddockError('already_exists', 'events[].messageId: a message with this id is already recorded', {
+        violations: [{ field: 'events[].messageId', rule: 'must be unique across the log', description: 'duplicate message id' }],
+      });
+    }
+    if (pg.code === UNIQUE_VIOLATION && pg.constraint === 'es_messages_pkey') {
+      return new ExpectedVersionConflictError(streamId, expected, await this.currentVersion(executor, streamId));
+    }
+    return e;
+  }
+
+  /**
+   * Append and read-model update in ONE autocommit statement (one round trip, no BEGIN/COMMIT):
+   * the conditional stream move, the message insert and the caller's `project` statement are
+   * data-modifying CTEs of the same statement, so they commit or vanish together.
+   *
+   * `project` is an UPDATE, DELETE or INSERT on the caller's tables, with RETURNING for the rows
+   * it wants back. It MUST be conditional on the move, by referencing the CTE `es_moved` (e.g.
+   * `… WHERE EXISTS (SELECT 1 FROM es_moved)`): when the expectation fails, `es_moved` is empty,
+   * nothing is written and {@link ExpectedVersionConflictError} is thrown. `lockFirst`, when
+   * given, is a `SELECT … FOR UPDATE` run before the stream row is locked, for callers whose
+   * other writers lock their read-model row before the stream (a consistent lock order).
+   * Returned row columns must not start with `es_`.
+   */
+  async appendProjected<R extends object>(
+    streamId: string,
+    streamType: string,
+    events: NewEvent[],
+    opts: { expectedVersion: ExpectedVersion; project: RawBuilder<unknown>; lockFirst?: RawBuilder<unknown> },
+  ): Promise<{ result: AppendResult; rows: R[] }> {
+    validateAppend(streamId, streamType, events, opts.expectedVersion);
+    const count = events.length;
+    const lock = opts.lockFirst ? sql`es_locked AS (${opts.lockFirst}),` : sql``;
+    const guard = opts.lockFirst ? sql`EXISTS (SELECT 1 FROM es_locked)` : undefined;
+    if (guard && (typeof opts.expectedVersion !== 'number' || opts.expectedVersion === 0) && opts.expectedVersion !== 'stream_exists') {
+      throw invalidAppend('expectedVersion', 'must name an existing stream (a position > 0 or stream_exists) with lockFirst', 'lockFirst orders locks before moving an existing stream');
+    }
+    type Row = { es_stream_position: number; es_global_positions: string[] | null; es_transaction_id: string | null; es_projected: boolean } & R;
+    let rows: Row[];
+    try {
+      ({ rows } = await sql<Row>`
+        WITH ${lock}
+        es_moved AS (${moveStream(streamId, streamType, count, opts.expectedVersion, guard)}),
+        es_appended AS (
+          INSERT INTO es_messages (stream_id, stream_type, stream_position, message_id, message_type,
+                                   message_schema_version, message_data, message_metadata)
+          SELECT ${streamId}, ${streamType}, es_moved.stream_position - ${count} + v.ord, v.id, v.type, v.ver, v.data, v.meta
+            FROM es_moved CROSS JOIN (VALUES ${eventValues(events)}) AS v(ord, id, type, ver, data, meta)
+           ORDER BY v.ord
+          RETURNING global_position, transaction_id),
+        es_projected AS (${opts.project})
+        SELECT m.stream_position AS es_stream_position,
+               (SELECT array_agg(a.global_position::text ORDER BY a.global_position) FROM es_appended a) AS es_global_positions,
+               (SELECT min(a.transaction_id::text) FROM es_appended a) AS es_transaction_id,
+               NOT (p IS NULL) AS es_projected,
+               p.*
+          FROM es_moved m LEFT JOIN es_projected p ON true`.execute(this.db));
+    } catch (e) {
+      throw await this.appendError(e, this.db, streamId, opts.expectedVersion);
+    }
+    const first = rows[0];
+    if (!first) throw new ExpectedVersionConflictError(streamId, opts.expectedVersion, await this.currentVersion(this.db, streamId));
+    this.nudge();
+    const projected = rows.filter((r) => r.es_projected).map((r) => {
+      const { es_stream_position: _p, es_global_positions: _g, es_transaction_id: _t, es_projected: _x, ...row } = r;
+      return row as unknown as R;
+    });
+    return {
+      result: {
+        streamPosition: Number(first.es_stream_position),
+        globalPositions: first.es_global_positions ?? [],
+        transactionId: first.es_transaction_id ?? '',
+        replayed: false,
+      },
+      rows: projected,
+    };
+  }
+
   private async currentVersion(executor: Kysely<DB>, streamId: string): Promise<number> {
     const { rows } = await sql<{ stream_position: string }>`
       SELECT stream_position FROM es_streams WHERE stream_id = ${streamId}`.execute(executor);
     return Number(rows[0]?.stream_position ?? 0);
   }
+}
+
+/** `(ord, id, type, ver, data, meta)` rows of a VALUES list, in append order. */
+function eventValues(events: NewEvent[]): RawBuilder<unknown> {
+  return sql.join(
+    events.map(
+      (e, i) => sql`(${i + 1}::int, ${e.messageId ?? randomUUID()}::uuid, ${e.type}::text, ${e.schemaVersion ?? 1}::int,
+          ${JSON.stringify(e.data ?? null)}::jsonb, ${JSON.stringify(e.metadata ?? {})}::jsonb)`,
+    ),
+  );
 }
 
 /** The conditional move of es_streams for one expectation; yields one row iff it held. */
@@ -409,6 +469,8 @@ function moveStream(
   streamType: string,
   count: number,
   expected: ExpectedVersion,
+  /** An extra condition on moving an existing stream (UPDATE forms only). */
+  guard: RawBuilder<unknown> = sql`true`,
 ): RawBuilder<unknown> {
   if (expected === 'any') {
     return sql`INSERT INTO es_streams (stream_id, stream_type, stream_position) VALUES (${streamId}, ${streamType}, ${count})
@@ -422,11 +484,11 @@ function moveStream(
   }
   if (expected === 'stream_exists') {
     return sql`UPDATE es_streams SET stream_position = stream_position + ${count}, updated_at = now()
-      WHERE stream_id = ${streamId}
+      WHERE stream_id = ${streamId} AND ${guard}
       RETURNING stream_position`;
   }
   return sql`UPDATE es_streams SET stream_position = stream_position + ${count}, updated_at = now()
-    WHERE stream_id = ${streamId} AND stream_position = ${expected}
+    WHERE stream_id = ${streamId} AND stream_position = ${expected} AND ${guard}
     RETURNING stream_position`;
 }
 

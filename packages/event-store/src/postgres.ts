@@ -1,5 +1,5 @@
-import { Kysely, PostgresDialect } from 'kysely';
-import { Pool, TypeOverrides, type PoolConfig } from 'pg';
+import { Kysely, PostgresDialect, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely';
+import { Pool, TypeOverrides, type PoolClient, type PoolConfig } from 'pg';
 import { LogWaker } from './log-waker';
 import type { EventStoreTables } from './types';
 
@@ -14,6 +14,11 @@ export interface PostgresDbOptions {
    */
   idleInTransactionTimeoutMs?: number;
   applicationName?: string;
+  /**
+   * Parameterised statements run as named prepared statements, so each connection parses and
+   * plans a query text once (default true). See {@link StatementNames}.
+   */
+  prepareStatements?: boolean;
 }
 
 const INT8_OID = 20;
@@ -44,6 +49,86 @@ class StorePool extends Pool {
     const done = this.waker.close().then(() => super.end());
     if (!callback) return done;
     done.then(callback, callback);
+  }
+}
+
+/**
+ * Names for the query texts worth preparing. A text is prepared from its second use on (one-off
+ * texts, e.g. migrations, never are) and at most `capacity` texts per pool ever are: every name
+ * lives on as a prepared statement in each pooled session, so the set must stay small, and texts
+ * that vary with their input (IN lists, multi-row VALUES) would otherwise grow it without bound.
+ *
+ * Why: planning dominates small reads here. The runner lookup (one row, one sub-select) took
+ * 0.36 ms as an unnamed statement and 0.11 ms prepared, against 0.15 ms for a bare SELECT by key.
+ */
+export class StatementNames {
+  private readonly names = new Map<string, string>();
+  private readonly seenOnce = new Set<string>();
+
+  constructor(private readonly capacity = 128) {}
+
+  nameOf(text: string): string | undefined {
+    const named = this.names.get(text);
+    if (named !== undefined || this.names.size >= this.capacity) return named;
+    if (!this.seenOnce.has(text)) {
+      if (this.seenOnce.size >= this.capacity * 8) this.seenOnce.clear();
+      this.seenOnce.add(text);
+      return undefined;
+    }
+    this.seenOnce.delete(text);
+    const name = `pdk_${this.names.size + 1}`;
+    this.names.set(text, name);
+    return name;
+  }
+}
+
+function isCursor<R>(q: string | PostgresCursor<R>): q is PostgresCursor<R> {
+  return typeof q !== 'string';
+}
+
+/** kysely's view of a pooled pg client, with parameterised texts sent as named statements. */
+class PreparingClient implements PostgresPoolClient {
+  constructor(
+    private readonly client: PoolClient,
+    private readonly names: StatementNames,
+  ) {}
+
+  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(q: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // The dialect is built without a cursor class, so kysely never streams through this pool.
+    if (isCursor(q)) throw new Error('streaming queries are not configured on this pool');
+    const values = parameters ? [...parameters] : [];
+    const name = values.length > 0 ? this.names.nameOf(q) : undefined;
+    const result = name === undefined ? this.client.query<R & object>(q, values) : this.client.query<R & object>({ name, text: q, values });
+    // pg types `command` as a plain string; kysely narrows it to the verbs Postgres reports.
+    return result as Promise<PostgresQueryResult<R>>;
+  }
+
+  release(destroy?: boolean): void {
+    this.client.release(destroy);
+  }
+}
+
+/** The pool as kysely sees it: one {@link PreparingClient} per pg client (kysely keys its connections by client). */
+class PreparingPool implements PostgresPool {
+  private readonly clients = new WeakMap<PoolClient, PreparingClient>();
+  private readonly names = new StatementNames();
+
+  constructor(private readonly pool: StorePool) {}
+
+  async connect(): Promise<PostgresPoolClient> {
+    const client = await this.pool.connect();
+    let wrapped = this.clients.get(client);
+    if (!wrapped) {
+      wrapped = new PreparingClient(client, this.names);
+      this.clients.set(client, wrapped);
+    }
+    return wrapped;
+  }
+
+  end(): Promise<void> {
+    return this.pool.end();
   }
 }
 
@@ -86,7 +171,8 @@ export function createPostgresDb<DB = EventStoreTables>(
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const dialectPool = opts.prepareStatements === false ? pool : new PreparingPool(pool);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: dialectPool }) });
   wakers.set(db, waker);
   return db;
 }

@@ -2,9 +2,10 @@
  * Pins the database round trips of the two hot paths, so a change that adds one fails here
  * instead of silently in `pnpm bench`:
  * - GET /v1/sandbox/managedRunners/{id}: ONE statement (row + its channel's latest release);
- * - policy PATCH: BEGIN, lock the projection row (SELECT … FOR UPDATE, with the latest release),
- *   the append statement (expected-version check + insert), the row upsert RETURNING the
- *   response row, COMMIT: 5, independent of the stream's length.
+ * - policy PATCH: TWO statements, independent of the stream's length: the row read (with the
+ *   latest release, no lock, no transaction), then one autocommit statement that locks the row,
+ *   moves the stream under the expected version, inserts the event and updates the row RETURNING
+ *   the response row (`EventStore.appendProjected`).
  * Statements are captured at the `pg` client (every statement the app sends, kysely's BEGIN and
  * COMMIT included). Statements of the caller's authentication and the after-commit consumer nudge
  * (NOTIFY on the waker's own connection, not awaited by the request) are not the runners
@@ -69,7 +70,7 @@ const BACKGROUND = [/"last_heartbeat_time" from "cp_runners"$/i, /"install_statu
 const runnerStatements = (all: string[]): string[] =>
   all.filter((s) => RUNNERS_STATEMENT.test(s) && !/notify/i.test(s) && !BACKGROUND.some((b) => b.test(s)));
 
-it('GET of a runner is ONE query; a policy PATCH is BEGIN + 3 statements + COMMIT', async () => {
+it('GET of a runner is ONE query; a policy PATCH is one read and one write statement', async () => {
   await createRunner(t, 'rt-runner', { policy: { constraints: { lifecycle: { defaultLifetimeSeconds: 60 } } } });
   // Grow the stream: the PATCH must not read it (its cost does not grow with the history).
   let etag = (await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/rt-runner', { token: t.adminToken })).body.etag;
@@ -99,12 +100,14 @@ it('GET of a runner is ONE query; a policy PATCH is BEGIN + 3 statements + COMMI
     });
   }));
   expect(patched?.status).toBe(200);
-  expect(patchSql).toHaveLength(5);
-  expect(patchSql[0]).toMatch(/^begin/i);
-  expect(patchSql[1]).toMatch(/from "cp_runners".*for update/i);
-  expect(patchSql[2]).toMatch(/insert into es_messages/i);
-  expect(patchSql[3]).toMatch(/insert into "cp_runners".*on conflict.*returning/i);
-  expect(patchSql[4]).toMatch(/^commit/i);
+  expect(patchSql).toHaveLength(2);
+  expect(patchSql[0]).toMatch(/from "cp_runners"/i);
+  expect(patchSql[0]).not.toMatch(/for update/i);
+  expect(patchSql[1]).toMatch(/from cp_runners where uid = \$\d+ for update/i);
+  expect(patchSql[1]).toMatch(/update es_streams set stream_position/i);
+  expect(patchSql[1]).toMatch(/insert into es_messages/i);
+  expect(patchSql[1]).toMatch(/update "cp_runners" set .*exists \(select 1 from es_moved\).*returning/i);
+  expect(patchSql.some((s) => /^(begin|commit)/i.test(s))).toBe(false);
   // No statement reads the stream back.
   expect(patchSql.some((s) => /from es_messages/i.test(s) && !/insert/i.test(s))).toBe(false);
 
@@ -188,4 +191,33 @@ it('the cp_runners row decodes to exactly the fold of the stream (the PATCH path
   const deleted = await api(t, 'DELETE', '/v1/sandbox/managedRunners/rt-fold', { token: t.adminToken });
   expect(deleted.status).toBe(200);
   await compare();
+});
+
+it('concurrent edits that lose the optimistic race still all land, once each (the locking fallback)', async () => {
+  const { body } = await createRunner(t, 'rt-race');
+  const writers = 25;
+  const results = await Promise.all(
+    Array.from({ length: writers }, (_, i) =>
+      api<ManagedRunner>(t, 'PATCH', '/v1/sandbox/managedRunners/rt-race?updateMask=display_name', {
+        token: t.adminToken,
+        body: { displayName: `writer ${i}` },
+      }),
+    ),
+  );
+  expect(results.map((r) => r.status)).toEqual(Array.from({ length: writers }, () => 200));
+  const { rows } = await pg.query<{ message_type: string; message_data: unknown }>(
+    'SELECT message_type, message_data FROM es_messages WHERE stream_id = $1 ORDER BY stream_position',
+    [`managed_runner-${body.uid}`],
+  );
+  const names = rows.flatMap((r) => {
+    const data = r.message_data as { displayName?: string; settings?: { displayName?: string } };
+    const name = data.settings?.displayName ?? data.displayName;
+    return name?.startsWith('writer ') ? [name] : [];
+  });
+  expect(new Set(names).size).toBe(writers);
+  let folded: RunnerState = initialState();
+  for (const r of rows) folded = evolve(folded, { type: r.message_type, data: r.message_data } as RunnerEvent);
+  const row = (await pg.query<Selectable<RunnersTable>>('SELECT * FROM cp_runners WHERE uid = $1', [body.uid])).rows[0];
+  expect(row && runnerStateOfRow(row)).toEqual(folded);
+  expect(row?.stream_version).toBe(rows.length);
 });

@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import { sql, type Transaction } from 'kysely';
+import { Inject, Injectable } from '@nestjs/common';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import {
   PaddockError,
   RUNNER_STREAM_TYPE,
@@ -12,6 +12,7 @@ import type { RunnerCommand } from '../domain/runner.commands';
 import { LATEST_REVISION, RunnerReadRepository, type RunnerRowWithLatest } from '../projections/runner-read.repository';
 import { runnerRow, runnerStateOfRow } from '../projections/runner-row.projection';
 import type { RunnersTables } from '../runners.tables';
+import { KYSELY } from '../../../infrastructure/tokens';
 
 /** The log only ever holds events this module wrote, so the stored shape is the domain shape. */
 export const asRunnerEvent = (e: RecordedEvent): RunnerEvent => ({ type: e.type, data: e.data }) as RunnerEvent;
@@ -29,12 +30,21 @@ export interface WriteOutcome {
   row?: RunnerRowWithLatest;
 }
 
-/** Builds the command from the locked row (so checks against the row run in the transaction). */
+/** Builds the command from the row it is decided against (so checks against the row see that same row). */
 export type CommandOfRow = (row: RunnerRowWithLatest | undefined) => RunnerCommand;
+
+/** Reads the runner's row, optionally inside `trx` and locked. */
+type FindRow = (opts: { trx?: Transaction<RunnersTables>; forUpdate?: boolean }) => Promise<RunnerRowWithLatest | undefined>;
 
 const UNIQUE_VIOLATION = '23505';
 /** Optimistic retries on a version conflict; each retry re-reads and re-decides. */
 const DEFAULT_RETRIES = 8;
+/**
+ * Unlocked attempts (read, decide, one-statement write) before a write falls back to the locking
+ * transaction, which always makes progress under contention and folds the stream if the row ever
+ * disagreed with it.
+ */
+const OPTIMISTIC_ATTEMPTS = 3;
 
 function pgError(e: unknown): { code?: string; constraint?: string } {
   return typeof e === 'object' && e !== null ? (e) : {};
@@ -50,7 +60,27 @@ export class RunnerWriter {
   constructor(
     private readonly store: EventStore<RunnersTables>,
     private readonly repo: RunnerReadRepository,
+    @Inject(KYSELY) private readonly db: Kysely<RunnersTables>,
   ) {}
+
+  /**
+   * The read-model write of {@link EventStore.appendProjected} for `state`: the row updated (and
+   * returned as a GET reads it) or deleted, only if the stream moved (`es_moved`).
+   */
+  private projectionStatement(state: RunnerState, version: number): RawBuilder<unknown> {
+    const row = runnerRow(state, version);
+    const uid = state.status === 'Absent' ? '' : state.uid;
+    if (!row) return sql`DELETE FROM cp_runners WHERE uid = ${uid} AND EXISTS (SELECT 1 FROM es_moved) RETURNING uid`;
+    const { uid: _uid, ...changes } = row;
+    const update = this.db
+      .updateTable('cp_runners')
+      .set(changes)
+      .where('uid', '=', uid)
+      .where(sql<boolean>`EXISTS (SELECT 1 FROM es_moved)`)
+      .returningAll()
+      .returning([sql<string>`create_time::text`.as('create_time_text'), LATEST_REVISION.as('latest_revision')]);
+    return sql`${update}`;
+  }
 
   /**
    * Upserts (or deletes) the row of `state`, RETURNING what a GET would read (the channel's latest
@@ -81,7 +111,7 @@ export class RunnerWriter {
 
   /** Runs `command` against the runner stream `uid`, retrying on concurrent appends. */
   async execute(uid: string, command: RunnerCommand, metadata: EventMetadata, retries = DEFAULT_RETRIES): Promise<WriteOutcome> {
-    return this.run(uid, (trx) => this.repo.findByUidWithLatest(uid, { trx, forUpdate: true }), () => command, metadata, retries);
+    return this.run(uid, (opts) => this.repo.findByUidWithLatest(uid, opts), () => command, metadata, retries);
   }
 
   /**
@@ -98,8 +128,8 @@ export class RunnerWriter {
     let missing = false;
     const outcome = await this.run(
       undefined,
-      async (trx) => {
-        const row = await this.repo.findByRefWithLatest(organizationId, ref, { trx, forUpdate: true });
+      async (opts) => {
+        const row = await this.repo.findByRefWithLatest(organizationId, ref, opts);
         missing = row === undefined;
         return row;
       },
@@ -108,6 +138,47 @@ export class RunnerWriter {
       retries,
     );
     return missing ? undefined : outcome;
+  }
+
+  /**
+   * Optimistic first: read the row (no transaction, no lock), decide from the state it holds,
+   * then append and update the row in ONE statement whose expected version is the row's
+   * `stream_version` (`EventStore.appendProjected`): one round trip for the read, one for the
+   * write. A concurrent append makes the statement write nothing; the attempt is re-read and
+   * re-decided (a stale etag then fails as it should). The row is locked before the stream in
+   * that statement, the order every writer uses, so writers never deadlock each other.
+   *
+   * Without a row (never created, or removed), or after {@link OPTIMISTIC_ATTEMPTS} lost races,
+   * the locking transaction decides instead.
+   */
+  private async run(
+    uid: string | undefined,
+    find: FindRow,
+    commandOf: CommandOfRow,
+    metadata: EventMetadata,
+    retries: number,
+  ): Promise<WriteOutcome> {
+    for (let attempt = 0; attempt < Math.min(OPTIMISTIC_ATTEMPTS, retries + 1); attempt++) {
+      const row = await find({});
+      if (!row || row.stream_version < 1) break;
+      const state = runnerStateOfRow(row) as RunnerState;
+      const version = row.stream_version;
+      const events = decide(commandOf(row), state);
+      if (events.length === 0) return { state, version, events, row };
+      const next = events.reduce(evolve, state);
+      try {
+        const { result, rows } = await this.store.appendProjected<RunnerRowWithLatest>(runnerStreamId(row.uid), RUNNER_STREAM_TYPE, this.toNew(events, metadata), {
+          expectedVersion: version,
+          lockFirst: sql`SELECT uid FROM cp_runners WHERE uid = ${row.uid} FOR UPDATE`,
+          project: this.projectionStatement(next, version + events.length),
+        });
+        const written = runnerRow(next, result.streamPosition) ? rows[0] : undefined;
+        return { state: next, version: result.streamPosition, events, ...(written ? { row: written } : {}) };
+      } catch (e) {
+        if (!(e instanceof ExpectedVersionConflictError)) throw e;
+      }
+    }
+    return this.runLocked(uid, find, commandOf, metadata, retries);
   }
 
   /**
@@ -121,9 +192,9 @@ export class RunnerWriter {
    * stream (the append's version check refuses it), the retry folds the stream instead, still
    * under the row lock. Without a row (never created, or removed) the stream is folded as before.
    */
-  private async run(
+  private async runLocked(
     uid: string | undefined,
-    lock: (trx: Transaction<RunnersTables>) => Promise<RunnerRowWithLatest | undefined>,
+    find: FindRow,
     commandOf: CommandOfRow,
     metadata: EventMetadata,
     retries: number,
@@ -132,7 +203,7 @@ export class RunnerWriter {
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.store.transaction(async (trx): Promise<WriteOutcome> => {
-          const locked = await lock(trx);
+          const locked = await find({ trx, forUpdate: true });
           const streamUid = locked?.uid ?? uid;
           if (streamUid === undefined) return { state: initialState(), version: 0, events: [] };
           const streamId = runnerStreamId(streamUid);
