@@ -21,6 +21,7 @@ import type * as ConfigModule from '../src/config';
 import type * as TokensModule from '../src/infrastructure/tokens';
 import type * as QueriesModule from '../src/modules/runners/application/runner-queries';
 import type * as ReadRepoModule from '../src/modules/runners/projections/runner-read.repository';
+import { startBarePatchServer } from './bare-patch';
 
 const SECONDS = Number(process.env.PADDOCK_BENCH_SECONDS ?? 4);
 const RUNS = Number(process.env.PADDOCK_BENCH_RUNS ?? 3);
@@ -96,7 +97,8 @@ async function main(): Promise<void> {
     const seq = makeClient(port, adminToken, 1);
     const par = makeClient(port, adminToken, CLIENTS);
     const runnerIds = Array.from({ length: CLIENTS }, (_, i) => `bench-${i}`);
-    for (const id of runnerIds) {
+    const bareIds = Array.from({ length: CLIENTS }, (_, i) => `bare-${i}`);
+    for (const id of [...runnerIds, ...bareIds]) {
       const cluster = await seq('POST', '/v1/clusters', { name: `c-${id}`, zone: 'us-east-1' });
       const clusterId = (JSON.parse(cluster.body) as { id: string }).id;
       const created = await seq('POST', '/v1/sandbox/managedRunners', {
@@ -121,6 +123,11 @@ async function main(): Promise<void> {
     const queries = cp.app.get(RunnerQueries);
     const repo = cp.app.get(RunnerReadRepository);
     const orgId = (await sql<{ organization_id: string }>`SELECT organization_id FROM cp_runners WHERE uid = ${uid}`.execute(db)).rows[0]?.organization_id ?? '';
+    const bare = await startBarePatchServer(config.databaseUrl, orgId);
+    const barePar = makeClient(bare.port, adminToken, CLIENTS);
+    const bareEtags = new Map<string, string>();
+    for (const id of bareIds) bareEtags.set(id, (JSON.parse((await seq('GET', `/v1/sandbox/managedRunners/${id}`)).body) as { etag: string }).etag);
+    const bareRate: number[] = [];
     const getP50: number[] = [], getP99: number[] = [], selectP50: number[] = [], patchRate: number[] = [], commitRate: number[] = [];
     let patchConflicts = 0;
     const etags = new Map<string, string>();
@@ -169,7 +176,15 @@ async function main(): Promise<void> {
       }));
       const pc = process.cpuUsage(patchCpu0);
       patchCpu.push((pc.user + pc.system) / 1000 / patches);
+
+      bareRate.push(await forSeconds(SECONDS, CLIENTS, async (w) => {
+        const id = bareIds[w]!;
+        const r = await barePar('PATCH', `/bare/${id}`, { policy: { constraints: { lifecycle: { defaultLifetimeSeconds: ++lifetime } } }, etag: bareEtags.get(id) });
+        if (r.status !== 200) throw new Error(`bare PATCH failed: ${r.status} ${r.body}`);
+        bareEtags.set(id, (JSON.parse(r.body) as { policy_etag: string }).policy_etag);
+      }));
     }
+    await bare.close();
     await Promise.all(writers.map((c) => c.end()));
 
     const selectFloor = { name: 'bare indexed SELECT by PK (same pool) p50', median: row('', 'ms', selectP50).median };
@@ -187,6 +202,10 @@ async function main(): Promise<void> {
       floor: commitFloor,
       target: '>= 0.40x floor',
       note: `${patchConflicts} non-200 responses`,
+    }));
+    rows.push(row('bare-parts PATCH throughput, 8 clients (raw Fastify + one event-sourced statement)', '/s', bareRate, {
+      floor: commitFloor,
+      note: 'attribution: HTTP + the etag check, append and row update in ONE statement; no Nest, validation or domain code',
     }));
     rows.push(row('policy PATCH CPU per request (app + client, one process)', 'ms', patchCpu, { note: 'the Node process is the bottleneck when this x rate nears 1000 ms/s' }));
     report('control-plane', rows);

@@ -64,6 +64,7 @@ class StorePool extends Pool {
 export class StatementNames {
   private readonly names = new Map<string, string>();
   private readonly seenOnce = new Set<string>();
+  private issued = 0;
 
   constructor(private readonly capacity = 128) {}
 
@@ -76,10 +77,24 @@ export class StatementNames {
       return undefined;
     }
     this.seenOnce.delete(text);
-    const name = `pdk_${this.names.size + 1}`;
+    const name = `pdk_${++this.issued}`;
     this.names.set(text, name);
     return name;
   }
+
+  /** Drops a text's name; its next use (from the second on) gets a fresh one, planned anew. */
+  forget(text: string): void {
+    this.names.delete(text);
+  }
+}
+
+/**
+ * A prepared statement whose result columns changed under it (a migration added a column to a
+ * table it selects `*` from, e.g. another instance upgrading first) fails with this, on every
+ * pooled session that prepared it.
+ */
+function isStalePlan(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && 'code' in e && e.code === '0A000' && 'message' in e && String(e.message).includes('cached plan must not change result type');
 }
 
 function isCursor<R>(q: string | PostgresCursor<R>): q is PostgresCursor<R> {
@@ -100,7 +115,15 @@ class PreparingClient implements PostgresPoolClient {
     if (isCursor(q)) throw new Error('streaming queries are not configured on this pool');
     const values = parameters ? [...parameters] : [];
     const name = values.length > 0 ? this.names.nameOf(q) : undefined;
-    const result = name === undefined ? this.client.query<R & object>(q, values) : this.client.query<R & object>({ name, text: q, values });
+    const result =
+      name === undefined
+        ? this.client.query<R & object>(q, values)
+        : this.client.query<R & object>({ name, text: q, values }).catch((e: unknown) => {
+            if (!isStalePlan(e)) throw e;
+            // Run it unprepared this time, and under a new name from now on.
+            this.names.forget(q);
+            return this.client.query<R & object>(q, values);
+          });
     // pg types `command` as a plain string; kysely narrows it to the verbs Postgres reports.
     return result as Promise<PostgresQueryResult<R>>;
   }

@@ -162,6 +162,19 @@ describe('prepared statements', () => {
     expect(prepared.rows[0]?.count).toBe('1');
   });
 
+  it('survives a migration that changes the columns of a prepared SELECT * (another instance upgrading first)', async () => {
+    const { db } = await pg.fresh({ max: 1 });
+    await sql`CREATE TABLE things (id int PRIMARY KEY, a text)`.execute(db);
+    await sql`INSERT INTO things VALUES (1, 'x')`.execute(db);
+    const read = () => sql<Record<string, unknown>>`SELECT * FROM things WHERE id = ${1}`.execute(db);
+    await read();
+    expect((await read()).rows).toEqual([{ id: 1, a: 'x' }]);
+    await sql`ALTER TABLE things ADD COLUMN b text NOT NULL DEFAULT 'y'`.execute(db);
+    expect((await read()).rows).toEqual([{ id: 1, a: 'x', b: 'y' }]);
+    expect((await read()).rows).toEqual([{ id: 1, a: 'x', b: 'y' }]);
+    expect((await read()).rows).toEqual([{ id: 1, a: 'x', b: 'y' }]);
+  });
+
   it('can be turned off', async () => {
     const { db } = await pg.fresh({ max: 1, prepareStatements: false });
     for (let i = 0; i < 3; i++) await sql`SELECT ${i}::int + 2 AS n`.execute(db);
