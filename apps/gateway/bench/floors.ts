@@ -83,4 +83,20 @@ export async function bwrapInCgroupMs(n: number): Promise<number[]> {
   return samples;
 }
 
+/**
+ * The burst floor: `n` bare bwraps (same namespaces as a sandbox, no cgroups, no supervisor)
+ * started at once, each timed to its exit. What a burst of creations costs the machine before
+ * any of Paddock's own work.
+ */
+export async function concurrentBwrapsMs(n: number): Promise<number[]> {
+  const one = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const t0 = performance.now();
+      const child = spawn('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--unshare-net', '--die-with-parent', '/bin/true'], { stdio: 'ignore' });
+      child.once('error', reject);
+      child.once('exit', () => resolve(performance.now() - t0));
+    });
+  return Promise.all(Array.from({ length: n }, one));
+}
+
 export const p50 = (s: number[]): number => latencyStats(s).p50;

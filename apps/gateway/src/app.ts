@@ -13,6 +13,7 @@ import { TokenAuthenticator } from './auth/token-authenticator';
 import type { GatewayConfig } from './config/env';
 import { createGatewayDb, type GatewayDatabase } from './db/database';
 import { migrateGatewayToLatest } from './db/migrate';
+import { registerUnaryExecFastPath } from './http/exec-fast-path';
 import { registerExecWebSocket } from './http/exec-websocket';
 import { AUTH, HEALTH, LIFECYCLE, METRICS, OPS, type HealthProbe } from './http/tokens';
 import { GatewayMetrics } from './observability/metrics';
@@ -24,7 +25,9 @@ import { RunnerRegistry } from './runners/runner-registry';
 import { Reconciler } from './sandboxes/reconciler';
 import { SandboxLifecycleService } from './sandboxes/sandbox-lifecycle.service';
 import { SandboxOpsService } from './sandboxes/sandbox-ops.service';
+import { SandboxRouteCache } from './sandboxes/sandbox-route-cache';
 import { SandboxRepository } from './sandboxes/sandbox.repository';
+import { SandboxStateWaiters } from './sandboxes/state-waiters';
 import { StateEventsConsumer } from './sandboxes/state-events.consumer';
 
 export interface RunningGateway {
@@ -34,6 +37,10 @@ export interface RunningGateway {
   db: Kysely<GatewayDatabase>;
   nc: NatsConnection;
   registry: RunnerRegistry;
+  /** Owning runners of live sandboxes (exec and file calls skip the database while cached). */
+  routes: SandboxRouteCache;
+  /** Armed wake-ups of `:wait` long polls. */
+  waiters: SandboxStateWaiters;
   reconciler: Reconciler;
   metrics: GatewayMetrics;
   openapi: OpenAPIObject;
@@ -75,14 +82,19 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     reconnectTimeWait: 200,
     // The gateway must come back on its own after a NATS outage.
     waitOnFirstConnect: true,
+    // No Error (stack capture) made up front for every request/reply; the errors a failed call
+    // becomes (RunnerTransportError) carry what the caller needs, a NATS-side stack adds nothing.
+    noAsyncTraces: true,
   });
   const metrics = new GatewayMetrics(true);
   const registry = new RunnerRegistry();
   const runners = new RunnerClient(nc, config.rpcTimeoutMs, (runnerId) => registry.mayBeAlive(runnerId));
-  const repo = new SandboxRepository(db);
+  const routes = new SandboxRouteCache(config.sandboxCacheMs);
+  const waiters = new SandboxStateWaiters();
+  const repo = new SandboxRepository(db, routes, waiters);
   const placement = new PlacementService(registry, new PolicySource(db));
-  const lifecycle = new SandboxLifecycleService(repo, placement, runners, metrics);
-  const ops = new SandboxOpsService(lifecycle, runners, config.rpcTimeoutMs);
+  const lifecycle = new SandboxLifecycleService(repo, placement, runners, metrics, undefined, undefined, waiters);
+  const ops = new SandboxOpsService(lifecycle, runners, config.rpcTimeoutMs, routes, (runnerId) => registry.isFresh(runnerId));
   const auth = new TokenAuthenticator(db, config.authCacheMs);
   const heartbeats = new HeartbeatListener(nc, registry, log);
   const events = new StateEventsConsumer(nc, repo, metrics, log);
@@ -143,6 +155,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     );
     done();
   });
+  registerUnaryExecFastPath(fastify, auth, ops);
   await app.register(websocket);
   registerExecWebSocket(fastify, auth, ops);
   const openapi = buildOpenApi(app);
@@ -164,6 +177,8 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     db,
     nc,
     registry,
+    routes,
+    waiters,
     reconciler,
     metrics,
     openapi,

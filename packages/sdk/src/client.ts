@@ -47,6 +47,8 @@ export class PaddockClient {
   readonly initialBackoffMs: number;
   readonly maxBackoffMs: number;
   readonly requestTimeoutMs: number;
+  /** Whether the gateway answers `:wait` long polls (cleared on the first that it does not know). */
+  longPoll = true;
 
   constructor(opts: ClientOptions = {}) {
     this.baseUrl = (opts.baseUrl ?? process.env.PADDOCK_GATEWAY_URL ?? DEFAULT_GATEWAY_URL).replace(/\/+$/, '');

@@ -30,9 +30,12 @@ export interface CreateOptions extends ClientOptions {
 
 export interface WaitOptions {
   timeoutMs?: number;
-  /** First poll interval (grows ×1.5 up to 1 s). */
+  /** First poll interval (grows ×1.5 up to 1 s), used only against a gateway without `:wait`. */
   pollIntervalMs?: number;
 }
+
+/** Longest single long poll; a longer wait is a series of them (proxies drop idle requests). */
+const LONG_POLL_MAX_SECONDS = 30;
 
 export interface StopOptions {
   gracePeriodSeconds?: number;
@@ -167,8 +170,10 @@ export class Sandbox {
   }
 
   /**
-   * Polls until RUNNING. COMPLETED reached before RUNNING (a command that ended quickly) returns
-   * too; FAILED throws `SandboxFailedError`; a timeout throws `SandboxTimeoutError`.
+   * Waits until RUNNING with the gateway's long poll (`GET /v1/sandboxes/{id}:wait`, answered as
+   * soon as the state settles), falling back to polling with backoff against a gateway that does
+   * not know `:wait`. COMPLETED reached before RUNNING (a command that ended quickly) returns too;
+   * FAILED throws `SandboxFailedError`; a timeout throws `SandboxTimeoutError`.
    */
   async wait(opts: WaitOptions = {}): Promise<this> {
     const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
@@ -182,10 +187,29 @@ export class Sandbox {
       if (s.state === 'STATE_TERMINATING') {
         throw new SandboxTerminatedError('failed_precondition', `sandbox ${this.sandboxId} is terminating`, { reason: 'CWSANDBOX_SANDBOX_TERMINATED' });
       }
-      if (Date.now() > deadline) throw new SandboxTimeoutError('deadline_exceeded', `sandbox ${this.sandboxId} not RUNNING in time (state ${s.state})`);
+      const remainingMs = deadline - Date.now();
+      if (remainingMs <= 0) throw new SandboxTimeoutError('deadline_exceeded', `sandbox ${this.sandboxId} not RUNNING in time (state ${s.state})`);
+      if (this.client.longPoll && (await this.longPoll(Math.min(LONG_POLL_MAX_SECONDS, remainingMs / 1000)))) continue;
       await sleep(interval);
       interval = Math.min(1_000, interval * 1.5);
       await this.refresh();
+    }
+  }
+
+  /** One long poll; false (and no more long polls on this client) when the gateway lacks `:wait`. */
+  private async longPoll(seconds: number): Promise<boolean> {
+    try {
+      this.resource = await this.client.json<SandboxResource>('GET', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}:wait`, {
+        query: { timeoutSeconds: seconds.toFixed(3) },
+        idempotent: true,
+      });
+      return true;
+    } catch (e) {
+      if (e instanceof PaddockError && e.code === 'not_found' && e.message.startsWith('unknown method')) {
+        this.client.longPoll = false;
+        return false;
+      }
+      throw e;
     }
   }
 

@@ -13,6 +13,12 @@ export const GatewayEnvSchema = z.object({
   NATS_URL: z.string().min(1, 'NATS_URL is required'),
   /** How long a token lookup (hit or miss) is trusted: the bound on revocation delay. */
   GATEWAY_AUTH_CACHE_MS: ms(5_000),
+  /**
+   * How long the owning runner of a live sandbox is trusted without reading its row (exec and
+   * file calls); 0 = read the row on every call. Another gateway's news (a terminal state it
+   * applied) reaches this one within this bound, or at once through the runner's refusal.
+   */
+  GATEWAY_SANDBOX_CACHE_MS: ms(5_000),
   /** Period of the reconciler (re-drive stuck sandboxes, runner-lost, reap unknown). */
   GATEWAY_RECONCILE_INTERVAL_MS: ms(3_000),
   /** A non-terminal sandbox untouched this long is re-driven by the reconciler. */
@@ -33,6 +39,7 @@ export interface GatewayConfig {
   databaseUrl: string;
   natsUrl: string;
   authCacheMs: number;
+  sandboxCacheMs: number;
   reconcileIntervalMs: number;
   stuckAfterMs: number;
   runnerLostGraceMs: number;
@@ -54,6 +61,7 @@ export function parseGatewayEnv(env: Record<string, string | undefined>): Gatewa
     databaseUrl: e.DATABASE_URL,
     natsUrl: e.NATS_URL,
     authCacheMs: e.GATEWAY_AUTH_CACHE_MS,
+    sandboxCacheMs: e.GATEWAY_SANDBOX_CACHE_MS,
     reconcileIntervalMs: e.GATEWAY_RECONCILE_INTERVAL_MS,
     stuckAfterMs: e.GATEWAY_STUCK_AFTER_MS,
     runnerLostGraceMs: e.GATEWAY_RUNNER_LOST_GRACE_MS,

@@ -30,14 +30,18 @@ export function toPaddockError(e: unknown): PaddockError {
   return new PaddockError('internal', 'internal error');
 }
 
+const log = new Logger('Gateway');
+
+/** Sends `e` as the error response (internal errors are logged with their stack first). */
+export function replyWithError(reply: FastifyReply, e: unknown): FastifyReply {
+  const err = toPaddockError(e);
+  if (err.code === 'internal') log.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+  return reply.status(err.httpStatus).header('content-type', 'application/json').send(err.toBody());
+}
+
 @Catch()
 export class PaddockErrorFilter implements ExceptionFilter {
-  private readonly log = new Logger('Gateway');
-
   catch(e: unknown, host: ArgumentsHost): void {
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const err = toPaddockError(e);
-    if (err.code === 'internal') this.log.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
-    void reply.status(err.httpStatus).header('content-type', 'application/json').send(err.toBody());
+    void replyWithError(host.switchToHttp().getResponse<FastifyReply>(), e);
   }
 }

@@ -27,11 +27,17 @@ function asInt(v: string | string[] | undefined, field: string): number | undefi
   return Number(s);
 }
 
+/** The Fastify route of `POST /v1/sandboxes/{id}:verb` (Nest's `@Post('sandboxes/:idVerb')` under `v1`). */
+export const SANDBOX_VERB_ROUTE = '/v1/sandboxes/:idVerb';
+
+/** A JSON body as the verb handlers read it: anything but an object counts as `{}`. */
+export const bodyFields = (body: unknown): Record<string, unknown> => (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+
 /**
  * `{id}:verb` routes: Fastify sees `/v1/sandboxes/:id` and the verb rides in the parameter
  * (sandbox ids never contain a colon), so one handler per method dispatches on it.
  */
-function splitVerb(idAndVerb: string): { id: string; verb: string | null } {
+export function splitVerb(idAndVerb: string): { id: string; verb: string | null } {
   const i = idAndVerb.indexOf(':');
   return i < 0 ? { id: idAndVerb, verb: null } : { id: idAndVerb.slice(0, i), verb: idAndVerb.slice(i + 1) };
 }
@@ -81,7 +87,9 @@ export class SandboxesController {
   }
 
   @Get('sandboxes/:idVerb')
-  @ApiOperation({ summary: 'GetSandbox; also `{id}:readFile?path=`, `{id}:listDir?path=`, `{id}:stat?path=`.' })
+  @ApiOperation({
+    summary: 'GetSandbox; also `{id}:readFile?path=`, `{id}:listDir?path=`, `{id}:stat?path=`, and `{id}:wait?timeoutSeconds=` (long poll until the sandbox leaves PENDING/CREATING; default 30, at most 60).',
+  })
   async getOrVerb(@CurrentPrincipal() p: Principal, @Param('idVerb') idVerb: string, @Query() q: Query) {
     const { id, verb } = splitVerb(idVerb);
     switch (verb) {
@@ -93,6 +101,8 @@ export class SandboxesController {
         return this.ops.listDir(p, id, first(q.path));
       case 'stat':
         return this.ops.stat(p, id, first(q.path));
+      case 'wait':
+        return this.lifecycle.waitStarted(p, id, q.timeoutSeconds === undefined ? 30 : Number(first(q.timeoutSeconds)));
       default:
         throw unknownVerb(verb);
     }
@@ -104,9 +114,10 @@ export class SandboxesController {
   @ApiBody({ schema: { type: 'object' } })
   async postVerb(@CurrentPrincipal() p: Principal, @Param('idVerb') idVerb: string, @Body() body: unknown) {
     const { id, verb } = splitVerb(idVerb);
-    const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    const b = bodyFields(body);
     switch (verb) {
       case 'exec':
+        // Normally answered before Nest by the unary exec fast path (exec-fast-path.ts).
         return this.ops.exec(p, id, b);
       case 'writeFile': {
         const mode = typeof b.mode === 'number' ? b.mode : undefined;

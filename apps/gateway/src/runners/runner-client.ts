@@ -10,6 +10,7 @@ import {
   encodeFrame,
   isCreditedFrame,
   subjects,
+  type ExecResponse,
   type RunnerRpcOp,
   type RunnerRpcRequest,
   type RunnerRpcResult,
@@ -34,6 +35,47 @@ export class RunnerTransportError extends PaddockError {
   }
 }
 
+const isInt = (v: unknown): v is number => Number.isInteger(v);
+const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
+
+/**
+ * The successful exec reply, checked by hand: it is on every unary exec's path, and the zod
+ * envelope + schema parse costs more than the rest of the gateway's own work on the reply. It
+ * accepts exactly what `decodeRpcReply('exec', …)` accepts as `ok` and builds the same object
+ * (schema keys only); anything else (errors, a malformed reply) takes the zod path, so error
+ * behaviour is unchanged.
+ */
+export function fastExecResult(raw: unknown): ExecResponse | null {
+  if (typeof raw !== 'object' || raw === null || (raw as { ok?: unknown }).ok !== true) return null;
+  const r = (raw as { result?: unknown }).result;
+  if (typeof r !== 'object' || r === null) return null;
+  const v = r as Record<string, unknown>;
+  if (
+    !isInt(v.exitCode) ||
+    typeof v.stdoutBase64 !== 'string' ||
+    typeof v.stderrBase64 !== 'string' ||
+    typeof v.stdoutTruncated !== 'boolean' ||
+    typeof v.stderrTruncated !== 'boolean' ||
+    !isCount(v.stdoutBytesProduced) ||
+    !isCount(v.stderrBytesProduced) ||
+    typeof v.timedOut !== 'boolean'
+  ) {
+    return null;
+  }
+  return {
+    exitCode: v.exitCode,
+    stdoutBase64: v.stdoutBase64,
+    stderrBase64: v.stderrBase64,
+    stdoutTruncated: v.stdoutTruncated,
+    stderrTruncated: v.stderrTruncated,
+    stdoutBytesProduced: v.stdoutBytesProduced,
+    stderrBytesProduced: v.stderrBytesProduced,
+    timedOut: v.timedOut,
+  };
+}
+
+const FAST_RESULTS: Partial<Record<RunnerRpcOp, (raw: unknown) => unknown>> = { exec: fastExecResult };
+
 /** Request/reply and streams to runners over NATS, with the contract's envelope and error model. */
 export class RunnerClient {
   constructor(
@@ -56,6 +98,8 @@ export class RunnerClient {
     } catch (e) {
       throw toTransportError(runnerId, e);
     }
+    const fast = FAST_RESULTS[op]?.(raw);
+    if (fast) return fast as RunnerRpcResult<Op>;
     const reply = decodeRpcReply(op, raw);
     if (!reply.ok) throw PaddockError.fromBody(reply.error);
     return reply.result;

@@ -10,6 +10,7 @@ import { observationFromSandbox } from './observations';
 import { invalid, parseCreateRequest } from './request-parsing';
 import type { SandboxRepository } from './sandbox.repository';
 import { isTerminalRow, toView, type SandboxRow, type SandboxView } from './sandbox-view';
+import { SandboxStateWaiters } from './state-waiters';
 
 /** The error every lookup of a missing or foreign sandbox gives, byte for byte. */
 export function sandboxNotFound(): PaddockError {
@@ -33,6 +34,13 @@ export interface ListQuery {
   showTerminated?: boolean;
 }
 
+/** Longest single long poll of `:wait` (proxies drop longer idle requests). */
+export const MAX_WAIT_SECONDS = 60;
+/** A long poll re-reads its row this often even unwoken: another gateway may have applied the change. */
+const WAIT_RECHECK_MS = 250;
+/** States a sandbox leaves on its own; `:wait` answers once it is in any other. */
+const STARTING = new Set(['STATE_PENDING', 'STATE_CREATING']);
+
 /** Retryable refusals: the next candidate may do better. */
 const TRY_NEXT = new Set(['resource_exhausted', 'unavailable', 'deadline_exceeded', 'internal', 'failed_precondition', 'invalid_argument']);
 
@@ -48,6 +56,7 @@ export class SandboxLifecycleService {
     private readonly metrics: GatewayMetrics,
     private readonly newId: () => string = randomUUID,
     private readonly now: () => Date = () => new Date(),
+    private readonly waiters: SandboxStateWaiters = new SandboxStateWaiters(),
   ) {}
 
   async explain(principal: Principal, body: unknown): Promise<ExplainResult> {
@@ -180,6 +189,33 @@ export class SandboxLifecycleService {
 
   async get(principal: Principal, id: string): Promise<SandboxView> {
     return toView(await this.load(principal, id));
+  }
+
+  /**
+   * The long poll behind `GET /v1/sandboxes/{id}:wait`: the sandbox as soon as it has left
+   * PENDING/CREATING (RUNNING, or ended), else as it is when `timeoutSeconds` run out (not an
+   * error: the caller looks at the state and may wait again). Missing and foreign ids are
+   * `not_found`, as for GET.
+   */
+  async waitStarted(principal: Principal, id: string, timeoutSeconds: number): Promise<SandboxView> {
+    if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0 || timeoutSeconds > MAX_WAIT_SECONDS) {
+      throw invalid(`timeoutSeconds must be a number from 0 to ${MAX_WAIT_SECONDS}`, [
+        { field: 'timeoutSeconds', rule: 'range', description: `0..${MAX_WAIT_SECONDS} seconds` },
+      ]);
+    }
+    const deadline = Date.now() + timeoutSeconds * 1000;
+    for (;;) {
+      // Armed before the read: a change applied between the read and the wait still wakes us.
+      const wake = this.waiters.arm(id);
+      try {
+        const row = await this.load(principal, id);
+        const left = deadline - Date.now();
+        if (!STARTING.has(row.state) || left <= 0) return toView(row);
+        await wake.within(Math.min(WAIT_RECHECK_MS, left));
+      } finally {
+        wake.disarm();
+      }
+    }
   }
 
   async load(principal: Principal, id: string): Promise<SandboxRow> {

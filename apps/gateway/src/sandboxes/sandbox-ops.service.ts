@@ -10,6 +10,7 @@ import type { Principal } from '../auth/token-authenticator';
 import type { RunnerClient, RunnerStream } from '../runners/runner-client';
 import { invalid } from './request-parsing';
 import type { SandboxLifecycleService } from './sandbox-lifecycle.service';
+import type { SandboxRoute, SandboxRouteCache } from './sandbox-route-cache';
 import { isTerminalRow, type SandboxRow } from './sandbox-view';
 
 export interface UnaryExecInput {
@@ -69,6 +70,13 @@ export function decodeBase64Field(v: unknown, field: string): Buffer {
   return Buffer.from(v, 'base64');
 }
 
+const routeOf = (row: SandboxRow): SandboxRoute => ({ id: row.id, organizationId: row.organization_id, runnerId: row.runner_id });
+const refOf = (route: SandboxRoute, path: string): { sandboxId: string; organizationId: string; path: string } => ({
+  sandboxId: route.id,
+  organizationId: route.organizationId,
+  path,
+});
+
 /** Turns a runner `error` frame into a PaddockError. */
 export function frameError(f: StreamFrame): PaddockError {
   return f.header.error ? PaddockError.fromBody(f.header.error) : new PaddockError('internal', 'stream ended with an error');
@@ -84,9 +92,14 @@ export class SandboxOpsService {
     private readonly lifecycle: SandboxLifecycleService,
     private readonly runners: RunnerClient,
     private readonly rpcTimeoutMs: number,
+    /** Owning runners of live sandboxes; without it every call reads the database first. */
+    private readonly routes?: SandboxRouteCache,
+    /** A cached route is trusted only while its runner heartbeats (a lost runner's sandboxes go FAILED). */
+    private readonly runnerIsFresh: (runnerId: string) => boolean = () => true,
   ) {}
 
-  private async live(principal: Principal, id: string): Promise<SandboxRow> {
+  /** The database's answer: not_found (missing or foreign), the terminal refusal, or the row. */
+  private async liveRow(principal: Principal, id: string): Promise<SandboxRow> {
     const row = await this.lifecycle.load(principal, id);
     if (isTerminalRow(row)) {
       throw new PaddockError('failed_precondition', `sandbox is ${row.state} (${row.state_reason ?? 'no reason'})`, {
@@ -97,25 +110,52 @@ export class SandboxOpsService {
     return row;
   }
 
+  /**
+   * Runs `fn` against the owning runner of a live sandbox. A cached route (see SandboxRouteCache)
+   * is used only while its runner heartbeats. When the call fails on a cached route, the row is
+   * read again, so a sandbox that ended meanwhile (news another gateway applied, or that is in
+   * flight) gets exactly the database-first answer, the terminal refusal, instead of the runner's
+   * wording of it; any other failure is the runner's own error, as before.
+   */
+  private async onLive<T>(principal: Principal, id: string, fn: (route: SandboxRoute) => Promise<T>): Promise<T> {
+    const cached = this.routes?.get(principal.organizationId, id);
+    if (!cached || !this.runnerIsFresh(cached.runnerId)) {
+      const row = await this.liveRow(principal, id);
+      this.routes?.remember(row);
+      return fn(routeOf(row));
+    }
+    try {
+      return await fn(cached);
+    } catch (e) {
+      this.routes?.invalidate(id);
+      const row = await this.liveRow(principal, id).catch((dbError: unknown) => {
+        // The database's refusal wins; a database that cannot answer leaves the runner's error.
+        throw dbError instanceof PaddockError ? dbError : e;
+      });
+      this.routes?.remember(row);
+      throw e;
+    }
+  }
+
   async exec(principal: Principal, id: string, body: UnaryExecInput): Promise<UnaryExecOutput> {
     const argv = body.command ?? body.argv;
     if (!stringArray(argv) || argv.length === 0) {
       throw invalid('command cannot be empty', [{ field: 'command', rule: 'min_items', description: 'a non-empty argv list' }]);
     }
     if (body.env !== undefined && !stringMap(body.env)) throw invalid('env must map strings to strings', [{ field: 'env', rule: 'type', description: 'map<string,string>' }]);
+    const env = stringMap(body.env) ? body.env : {};
     const cwd = body.cwd === undefined ? undefined : requireAbsolutePath(body.cwd, 'cwd');
     const timeoutSeconds = typeof body.timeoutSeconds === 'number' && body.timeoutSeconds > 0 ? body.timeoutSeconds : undefined;
     const maxOutputBytes = typeof body.maxOutputBytes === 'number' ? body.maxOutputBytes : 0;
     const stdin = decodeBase64Field(body.stdin, 'stdin');
-    const row = await this.live(principal, id);
-    const res: ExecResponse = await this.runners.call(
-      row.runner_id,
+    const res: ExecResponse = await this.onLive(principal, id, (route) => this.runners.call(
+      route.runnerId,
       'exec',
       {
-        sandboxId: row.id,
-        organizationId: row.organization_id,
+        sandboxId: route.id,
+        organizationId: route.organizationId,
         argv,
-        env: (body.env) ?? {},
+        env,
         ...(cwd ? { cwd } : {}),
         ...(timeoutSeconds ? { timeoutSeconds } : {}),
         maxOutputBytes,
@@ -123,7 +163,7 @@ export class SandboxOpsService {
       },
       // Without a command timeout the wait is still bounded (the Python client's request timeout).
       timeoutSeconds ? timeoutSeconds * 1000 + this.rpcTimeoutMs : UNARY_EXEC_CEILING_MS,
-    );
+    ));
     return {
       exitCode: res.exitCode,
       stdout: res.stdoutBase64,
@@ -138,13 +178,15 @@ export class SandboxOpsService {
 
   async writeFile(principal: Principal, id: string, path: unknown, content: Buffer, mode?: number): Promise<{ bytesWritten: number }> {
     const p = requireAbsolutePath(path);
-    const row = await this.live(principal, id);
-    const ref = { sandboxId: row.id, organizationId: row.organization_id, path: p, ...(mode !== undefined ? { mode } : {}) };
     if (content.length <= MAX_INLINE_FILE_BYTES) {
-      const res = await this.runners.call(row.runner_id, 'writeFile', { ...ref, contentBase64: content.toString('base64') });
+      const res = await this.onLive(principal, id, (route) =>
+        this.runners.call(route.runnerId, 'writeFile', { ...refOf(route, p), ...(mode !== undefined ? { mode } : {}), contentBase64: content.toString('base64') }),
+      );
       return { bytesWritten: res.streamed ? content.length : res.bytesWritten };
     }
-    const { stream } = await this.runners.openStream(row.runner_id, 'writeFile', ref);
+    const { stream } = await this.onLive(principal, id, (route) =>
+      this.runners.openStream(route.runnerId, 'writeFile', { ...refOf(route, p), ...(mode !== undefined ? { mode } : {}) }),
+    );
     try {
       for (let off = 0; off < content.length; off += STREAM_CHUNK_BYTES) {
         await stream.sendData('data', content.subarray(off, off + STREAM_CHUNK_BYTES));
@@ -163,28 +205,31 @@ export class SandboxOpsService {
 
   async readFile(principal: Principal, id: string, path: unknown): Promise<Buffer> {
     const p = requireAbsolutePath(path);
-    const row = await this.live(principal, id);
-    const ref = { sandboxId: row.id, organizationId: row.organization_id, path: p };
-    try {
-      const res = await this.runners.call(row.runner_id, 'readFile', ref);
-      if (!res.streamed) return Buffer.from(res.contentBase64, 'base64');
-    } catch (e) {
-      if (!(e instanceof PaddockError) || e.reason !== 'CWSANDBOX_FILE_TOO_LARGE') throw e;
-    }
-    const chunks: Buffer[] = [];
-    for await (const c of this.readFileStream(row, p)) chunks.push(c);
-    return Buffer.concat(chunks);
+    return this.onLive(principal, id, async (route) => {
+      try {
+        const res = await this.runners.call(route.runnerId, 'readFile', refOf(route, p));
+        if (!res.streamed) return Buffer.from(res.contentBase64, 'base64');
+      } catch (e) {
+        if (!(e instanceof PaddockError) || e.reason !== 'CWSANDBOX_FILE_TOO_LARGE') throw e;
+      }
+      const chunks: Buffer[] = [];
+      for await (const c of this.readFileStream(await this.openReadStream(route, p))) chunks.push(c);
+      return Buffer.concat(chunks);
+    });
   }
 
   /** Streams a file of any size (the raw-bytes GET). */
   async openFileStream(principal: Principal, id: string, path: unknown): Promise<AsyncGenerator<Buffer>> {
     const p = requireAbsolutePath(path);
-    const row = await this.live(principal, id);
-    return this.readFileStream(row, p);
+    // Opened here, not lazily in the generator, so an unknown sandbox fails the request itself.
+    return this.readFileStream(await this.onLive(principal, id, (route) => this.openReadStream(route, p)));
   }
 
-  private async *readFileStream(row: SandboxRow, path: string): AsyncGenerator<Buffer> {
-    const { stream } = await this.runners.openStream(row.runner_id, 'readFile', { sandboxId: row.id, organizationId: row.organization_id, path });
+  private async openReadStream(route: SandboxRoute, path: string): Promise<RunnerStream> {
+    return (await this.runners.openStream(route.runnerId, 'readFile', refOf(route, path))).stream;
+  }
+
+  private async *readFileStream(stream: RunnerStream): AsyncGenerator<Buffer> {
     try {
       for (;;) {
         const f = await stream.next();
@@ -200,20 +245,17 @@ export class SandboxOpsService {
 
   async listDir(principal: Principal, id: string, path: unknown): Promise<{ entries: FileStatWire[] }> {
     const p = requireAbsolutePath(path);
-    const row = await this.live(principal, id);
-    return this.runners.call(row.runner_id, 'listDir', { sandboxId: row.id, organizationId: row.organization_id, path: p });
+    return this.onLive(principal, id, (route) => this.runners.call(route.runnerId, 'listDir', refOf(route, p)));
   }
 
   async stat(principal: Principal, id: string, path: unknown): Promise<{ stat: FileStatWire }> {
     const p = requireAbsolutePath(path);
-    const row = await this.live(principal, id);
-    return this.runners.call(row.runner_id, 'stat', { sandboxId: row.id, organizationId: row.organization_id, path: p });
+    return this.onLive(principal, id, (route) => this.runners.call(route.runnerId, 'stat', refOf(route, p)));
   }
 
   async remove(principal: Principal, id: string, path: unknown, recursive: boolean): Promise<Record<string, never>> {
     const p = requireAbsolutePath(path);
-    const row = await this.live(principal, id);
-    await this.runners.call(row.runner_id, 'remove', { sandboxId: row.id, organizationId: row.organization_id, path: p, recursive });
+    await this.onLive(principal, id, (route) => this.runners.call(route.runnerId, 'remove', { ...refOf(route, p), recursive }));
     return {};
   }
 
@@ -248,10 +290,9 @@ export class SandboxOpsService {
       throw invalid('command cannot be empty', [{ field: 'argv', rule: 'min_items', description: 'a non-empty argv list' }]);
     }
     if (init.cwd !== undefined) requireAbsolutePath(init.cwd, 'cwd');
-    const row = await this.live(principal, id);
-    const { stream } = await this.runners.openStream(row.runner_id, 'execStream', {
-      sandboxId: row.id,
-      organizationId: row.organization_id,
+    const { stream } = await this.onLive(principal, id, (route) => this.runners.openStream(route.runnerId, 'execStream', {
+      sandboxId: route.id,
+      organizationId: route.organizationId,
       argv: init.argv,
       env: init.env ?? {},
       ...(init.cwd ? { cwd: init.cwd } : {}),
@@ -259,7 +300,7 @@ export class SandboxOpsService {
       ...(init.cols ? { cols: init.cols } : {}),
       ...(init.rows ? { rows: init.rows } : {}),
       ...(init.timeoutSeconds ? { timeoutSeconds: init.timeoutSeconds } : {}),
-    });
+    }));
     return stream;
   }
 }

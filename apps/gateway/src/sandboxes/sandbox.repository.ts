@@ -1,7 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import { PaddockError, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
 import type { GatewayDatabase, PlacementRecord } from '../db/database';
-import type { SandboxRow } from './sandbox-view';
+import type { SandboxRouteCache } from './sandbox-route-cache';
+import type { SandboxStateWaiters } from './state-waiters';
+import { isTerminalRow, type SandboxRow } from './sandbox-view';
 
 const TERMINAL = ['STATE_COMPLETED', 'STATE_FAILED'] as const;
 
@@ -46,9 +48,16 @@ export interface ListFilter {
 /**
  * Every query of the gateway's sandboxes. Reads and user-driven writes take the caller's
  * organization and filter by it here (never in handlers), so a foreign id is simply not found.
+ * Every write that can take a sandbox out of the live set also retires it from the route cache,
+ * here, so no caller can forget to; every write that moves a sandbox's state wakes its long polls
+ * (`waiters`), here too.
  */
 export class SandboxRepository {
-  constructor(private readonly db: Kysely<GatewayDatabase>) {}
+  constructor(
+    private readonly db: Kysely<GatewayDatabase>,
+    private readonly routes?: SandboxRouteCache,
+    private readonly waiters?: SandboxStateWaiters,
+  ) {}
 
   /** Inserts the PENDING row; with a requestId already used, returns the existing row instead. */
   async insertPending(n: NewSandboxRow): Promise<{ row: SandboxRow; created: boolean }> {
@@ -118,6 +127,8 @@ export class SandboxRepository {
       .where('state', '=', 'STATE_PENDING')
       .where('runner_acknowledged', '=', false)
       .executeTakeFirst();
+    // Never cached (unacknowledged); dropped anyway so a cache entry can never outlive a move.
+    this.routes?.invalidate(id);
     return r.numUpdatedRows > 0n;
   }
 
@@ -139,6 +150,9 @@ export class SandboxRepository {
    */
   async applyObservation(id: string, runnerId: string, o: RunnerObservation, acknowledged = true): Promise<boolean> {
     const terminal = o.rank >= 4;
+    // Before the write when the cache knows this runner owns it (no request is routed on it
+    // meanwhile), after it when applied (that proves ownership and beats any read in flight).
+    if (terminal) this.routes?.retireIfOwnedBy(id, runnerId);
     const r = await this.db
       .updateTable('gw_sandboxes')
       .set({
@@ -163,7 +177,10 @@ export class SandboxRepository {
         ]),
       )
       .executeTakeFirst();
-    return r.numUpdatedRows > 0n;
+    const applied = r.numUpdatedRows > 0n;
+    if (terminal && applied) this.routes?.retire(id);
+    if (applied) this.waiters?.notify(id);
+    return applied;
   }
 
   /**
@@ -172,9 +189,10 @@ export class SandboxRepository {
    * SET expressions see the old row, so `newer` is evaluated once, consistently.
    */
   async acceptPlacement(id: string, runnerId: string, placement: PlacementRecord, o: RunnerObservation, now: Date): Promise<SandboxRow | undefined> {
+    if (o.rank >= 4) this.routes?.retireIfOwnedBy(id, runnerId);
     const newer = sql<boolean>`(state NOT IN ('STATE_COMPLETED', 'STATE_FAILED') AND (${rankOfState} < ${o.rank} OR (state = ${o.state} AND state_sequence < ${o.sequence})))`;
     const ifNewer = <T>(value: unknown, column: string) => sql<T>`CASE WHEN ${newer} THEN ${value} ELSE ${sql.ref(column)} END`;
-    return this.db
+    const row = await this.db
       .updateTable('gw_sandboxes')
       .set({
         placement: JSON.stringify(placement),
@@ -193,6 +211,10 @@ export class SandboxRepository {
       .where('runner_id', '=', runnerId)
       .returningAll()
       .executeTakeFirst();
+    if (row && isTerminalRow(row)) this.routes?.retire(id);
+    else if (row) this.routes?.remember(row);
+    if (row) this.waiters?.notify(id);
+    return row;
   }
 
   async markAcknowledged(id: string, runnerId: string): Promise<void> {
@@ -200,13 +222,17 @@ export class SandboxRepository {
   }
 
   async markDeleteRequested(organizationId: string, id: string, graceSeconds: number, now: Date): Promise<SandboxRow | undefined> {
-    return this.db
+    const row = await this.db
       .updateTable('gw_sandboxes')
       .set({ delete_requested_at: sql<Date>`COALESCE(delete_requested_at, ${now})`, delete_grace_seconds: graceSeconds, updated_at: now })
       .where('organization_id', '=', organizationId)
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirst();
+    // After the write and only for the owner organization: another organization's DELETE of this
+    // id found no row and must not change how the owner's requests are served.
+    if (row) this.routes?.retire(id);
+    return row;
   }
 
   /** Non-terminal rows nobody touched since `before`: the reconciler's work list. */
@@ -242,6 +268,8 @@ export class SandboxRepository {
 
   /** Ends a non-terminal row in a terminal state with a reason. */
   async markTerminal(id: string, state: 'STATE_COMPLETED' | 'STATE_FAILED', reason: SandboxStateReason, message: string, now: Date, onlyRunner?: string): Promise<boolean> {
+    if (onlyRunner) this.routes?.retireIfOwnedBy(id, onlyRunner);
+    else this.routes?.retire(id);
     let q = this.db
       .updateTable('gw_sandboxes')
       .set({ state, state_reason: reason, message, end_time: now, updated_at: now })
@@ -249,7 +277,10 @@ export class SandboxRepository {
       .where('state', 'not in', TERMINAL);
     if (onlyRunner) q = q.where('runner_id', '=', onlyRunner);
     const r = await q.executeTakeFirst();
-    return r.numUpdatedRows > 0n;
+    const updated = r.numUpdatedRows > 0n;
+    if (updated) this.routes?.retire(id);
+    if (updated) this.waiters?.notify(id);
+    return updated;
   }
 
   async runnersWithActiveSandboxes(): Promise<string[]> {
@@ -259,7 +290,9 @@ export class SandboxRepository {
 
   /** Removes a row no runner ever acknowledged (every runner refused it for certain). */
   async deleteUnacknowledged(id: string): Promise<void> {
+    this.routes?.invalidate(id);
     await this.db.deleteFrom('gw_sandboxes').where('id', '=', id).where('runner_acknowledged', '=', false).execute();
+    this.waiters?.notify(id);
   }
 
   /** Touches a row so the reconciler leaves it alone for another period. */

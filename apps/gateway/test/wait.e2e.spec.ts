@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { specWith, startCluster, type Cluster } from './support/cluster';
+import { createOrganization, issueToken } from './support/control-plane-tables';
+import { http } from './support/infra';
+
+interface View {
+  sandboxId: string;
+  status: { state: string };
+}
+
+/** `GET /v1/sandboxes/{id}:wait` (the long poll behind the SDK's `wait()`) against real parts. */
+describe('gateway :wait long poll', () => {
+  let c: Cluster;
+
+  beforeAll(async () => {
+    c = await startCluster({ runnerIds: ['r-medium'] });
+  }, 300_000);
+
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  it('answers as soon as a new sandbox is RUNNING, with no polling by the client, then at once', async () => {
+    const created = await http(c.gw.url, 'POST', '/v1/sandboxes', c.token, { spec: specWith('250m') });
+    expect(created.status).toBe(200);
+    const id = (created.json as View).sandboxId;
+
+    const t0 = performance.now();
+    const waited = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait?timeoutSeconds=30`, c.token);
+    const waitedMs = performance.now() - t0;
+    expect(waited.status, waited.text).toBe(200);
+    expect((waited.json as View).status.state).toBe('STATE_RUNNING');
+    expect(waitedMs).toBeLessThan(30_000);
+    expect(c.gw.waiters.size).toBe(0);
+
+    const again = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait`, c.token);
+    expect((again.json as View).status.state).toBe('STATE_RUNNING');
+    expect((await http(c.gw.url, 'GET', `/v1/sandboxes/${id}`, c.token)).json).toEqual(again.json);
+  });
+
+  it('answers with the current state when the timeout runs out (timeoutSeconds=0 is a plain read)', async () => {
+    const created = await http(c.gw.url, 'POST', '/v1/sandboxes', c.token, { spec: specWith('250m') });
+    const id = (created.json as View).sandboxId;
+    const now = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait?timeoutSeconds=0`, c.token);
+    expect(now.status).toBe(200);
+    expect(['STATE_PENDING', 'STATE_CREATING', 'STATE_RUNNING']).toContain((now.json as View).status.state);
+  });
+
+  it('gives a foreign or missing id the same not_found as GET, and refuses a bad timeout naming the field', async () => {
+    const created = await http(c.gw.url, 'POST', '/v1/sandboxes', c.token, { spec: specWith('250m') });
+    const id = (created.json as View).sandboxId;
+    const otherOrg = await createOrganization(c.gw.db, `other-${randomUUID().slice(0, 8)}`);
+    const { token: foreign } = await issueToken(c.gw.db, otherOrg);
+
+    const missing = await http(c.gw.url, 'GET', `/v1/sandboxes/${randomUUID()}:wait?timeoutSeconds=1`, c.token);
+    const foreignWait = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait?timeoutSeconds=1`, foreign);
+    const foreignGet = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}`, foreign);
+    expect(missing.status).toBe(404);
+    expect(foreignWait.status).toBe(404);
+    expect(foreignWait.json).toEqual(missing.json);
+    expect(foreignWait.json).toEqual(foreignGet.json);
+
+    for (const bad of ['-1', '61', 'soon']) {
+      const r = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait?timeoutSeconds=${bad}`, c.token);
+      expect(r.status).toBe(400);
+      expect(r.text).toContain('timeoutSeconds');
+    }
+  });
+});
