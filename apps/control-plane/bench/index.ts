@@ -21,7 +21,7 @@ import type * as ConfigModule from '../src/config';
 import type * as TokensModule from '../src/infrastructure/tokens';
 import type * as QueriesModule from '../src/modules/runners/application/runner-queries';
 import type * as ReadRepoModule from '../src/modules/runners/projections/runner-read.repository';
-import { startBarePatchServer } from './bare-patch';
+import { startBarePartsServer } from './bare-parts';
 
 const SECONDS = Number(process.env.PADDOCK_BENCH_SECONDS ?? 4);
 const RUNS = Number(process.env.PADDOCK_BENCH_RUNS ?? 3);
@@ -123,7 +123,9 @@ async function main(): Promise<void> {
     const queries = cp.app.get(RunnerQueries);
     const repo = cp.app.get(RunnerReadRepository);
     const orgId = (await sql<{ organization_id: string }>`SELECT organization_id FROM cp_runners WHERE uid = ${uid}`.execute(db)).rows[0]?.organization_id ?? '';
-    const bare = await startBarePatchServer(config.databaseUrl, orgId);
+    const bare = await startBarePartsServer(config.databaseUrl, orgId);
+    const bareSeq = makeClient(bare.port, adminToken, 1);
+    const bareGetP50: number[] = [];
     const barePar = makeClient(bare.port, adminToken, CLIENTS);
     const bareEtags = new Map<string, string>();
     for (const id of bareIds) bareEtags.set(id, (JSON.parse((await seq('GET', `/v1/sandbox/managedRunners/${id}`)).body) as { etag: string }).etag);
@@ -141,6 +143,7 @@ async function main(): Promise<void> {
       queryP50.push(latencyStats(await timeSequential(() => queries.get(orgId, 'bench-0'), GET_SAMPLES)).p50);
       healthP50.push(latencyStats(await timeSequential(() => seq('GET', '/healthz'), GET_SAMPLES)).p50);
       clusterP50.push(latencyStats(await timeSequential(() => seq('GET', `/v1/clusters/${clusterId0}`), GET_SAMPLES)).p50);
+      bareGetP50.push(latencyStats(await timeSequential(() => bareSeq('GET', '/bare/bench-0'), GET_SAMPLES)).p50);
       const cpu0 = process.cpuUsage();
       const gets = await timeSequential(async () => {
         const r = await seq('GET', '/v1/sandbox/managedRunners/bench-0');
@@ -192,6 +195,10 @@ async function main(): Promise<void> {
     rows.push(row('bare indexed SELECT by PK p50', 'ms', selectP50));
     rows.push(row('GET managedRunner p50 (sequential, keep-alive)', 'ms', getP50, { floor: selectFloor, target: '<= 3x floor' }));
     rows.push(row('GET managedRunner p99 (sequential, keep-alive)', 'ms', getP99, { floor: selectFloor }));
+    rows.push(row('bare-parts GET p50 (raw Fastify + one prepared SELECT of the row)', 'ms', bareGetP50, {
+      floor: selectFloor,
+      note: 'attribution: an HTTP request that waits once on Postgres, no app',
+    }));
     rows.push(row('GET /healthz p50 (HTTP stack, no DB)', 'ms', healthP50, { floor: selectFloor, note: 'attribution' }));
     rows.push(row('GET /v1/clusters/{id} p50 (auth + 1 indexed query)', 'ms', clusterP50, { floor: selectFloor, note: 'attribution' }));
     rows.push(row('runner lookup query (repository, no HTTP) p50', 'ms', repoP50, { floor: selectFloor, note: 'attribution' }));

@@ -1,10 +1,14 @@
 /**
- * The policy PATCH with bare parts, in its leanest possible shape: a raw Fastify route that parses
+ * The control plane's two hot paths with bare parts, on a raw Fastify server over its own pg pool
+ * (statements prepared), to tell the API's own cost apart from the machine's:
+ *
+ * - `GET /bare/:id`: the runner row by (organization, runner id), one prepared statement, sent
+ *   back as JSON: an HTTP request that waits once on Postgres, and nothing else;
+ * - `PATCH /bare/:id`: the policy PATCH in its leanest possible shape: a raw Fastify route that parses
  * the JSON body and runs ONE prepared autocommit statement, which checks the etag on the runner
  * row, moves the runner's stream, inserts the event and updates the row RETURNING it. No Nest, no
  * authentication, no validation, no domain code, no read before the write. Its throughput is the
- * ceiling of an HTTP request plus one event-sourced commit on this machine, which tells the API's
- * own cost apart from the machine's.
+ * ceiling of an HTTP request plus one event-sourced commit on this machine.
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -25,14 +29,20 @@ const WRITE = `
   UPDATE cp_runners SET policy = $5::jsonb, policy_etag = $6, stream_version = moved.stream_position, update_time = now()
     FROM moved WHERE cp_runners.uid = moved.uid RETURNING cp_runners.*`;
 
-export interface BarePatchServer {
+const READ = `SELECT * FROM cp_runners WHERE organization_id = $1 AND runner_id = $2`;
+
+export interface BarePartsServer {
   port: number;
   close(): Promise<void>;
 }
 
-export async function startBarePatchServer(databaseUrl: string, organizationId: string): Promise<BarePatchServer> {
+export async function startBarePartsServer(databaseUrl: string, organizationId: string): Promise<BarePartsServer> {
   const pool = new Pool({ connectionString: databaseUrl, max: 16 });
   const app = Fastify();
+  app.get<{ Params: { id: string } }>('/bare/:id', async (req, reply) => {
+    const read = await pool.query({ name: 'bare_read', text: READ, values: [organizationId, req.params.id] });
+    return read.rows[0] ?? reply.code(404).send({ code: 'not_found' });
+  });
   app.patch<{ Params: { id: string }; Body: { policy: unknown; etag: string } }>('/bare/:id', async (req, reply) => {
     const written = await pool.query({
       name: 'bare_write',
