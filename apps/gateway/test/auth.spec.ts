@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { RunningGateway } from '../src/app';
+import { TokenAuthenticator } from '../src/auth/token-authenticator';
 import { createOrganization, issueToken, revokeToken } from './support/control-plane-tables';
 import { http, startGateway, startInfra, watchRunnerTraffic, type Infra } from './support/infra';
 
@@ -105,6 +106,23 @@ describe('gateway authentication and tenant isolation (GW-7)', () => {
     const own = await http(gw.url, 'GET', `/v1/sandboxes/${sandboxOfA}`, tokenA);
     expect(own.status).toBe(200);
     expect(own.json).toMatchObject({ sandboxId: sandboxOfA, status: { state: 'STATE_RUNNING', runnerId: 'runner-a' } });
+  });
+
+  it('concurrent requests that miss the token cache share one database lookup, for known and unknown tokens alike', async () => {
+    const auth = new TokenAuthenticator(gw.db, 5_000);
+    const fresh = (await issueToken(gw.db, orgA)).token;
+    const principals = await Promise.all(Array.from({ length: 50 }, () => auth.authenticate(`Bearer ${fresh}`)));
+    expect(new Set(principals.map((p) => p.organizationId))).toEqual(new Set([orgA]));
+    expect(auth.lookups).toBe(1);
+
+    const unknown = `pdk_${randomUUID().replace(/-/g, '')}`;
+    const refusals = await Promise.allSettled(Array.from({ length: 20 }, () => auth.authenticate(`Bearer ${unknown}`)));
+    expect(refusals.every((r) => r.status === 'rejected' && (r.reason as { code?: string }).code === 'unauthenticated')).toBe(true);
+    expect(auth.lookups).toBe(2);
+    // Cached now: no further lookup for either.
+    await auth.authenticate(`Bearer ${fresh}`);
+    await expect(auth.authenticate(`Bearer ${unknown}`)).rejects.toMatchObject({ code: 'unauthenticated' });
+    expect(auth.lookups).toBe(2);
   });
 
   it('stops accepting a token as soon as it is revoked (revocation delay configured to 0)', async () => {

@@ -30,6 +30,13 @@ export function unauthenticated(): PaddockError {
  */
 export class TokenAuthenticator {
   private readonly cache = new Map<string, { principal: Principal | null; expiresAt: number }>();
+  /**
+   * Lookups in flight, by token hash: the requests that miss the cache together (a cold start, or
+   * every entry's expiry under load) share one query instead of each sending its own.
+   */
+  private readonly inFlight = new Map<string, Promise<Principal | null>>();
+  /** Database lookups made (for tests and metrics). */
+  lookups = 0;
 
   constructor(
     private readonly db: Kysely<GatewayDatabase>,
@@ -46,10 +53,19 @@ export class TokenAuthenticator {
     return principal;
   }
 
-  private async lookup(hash: string): Promise<Principal | null> {
-    const t = this.now();
+  private lookup(hash: string): Promise<Principal | null> {
     const hit = this.cache.get(hash);
-    if (hit && hit.expiresAt > t) return hit.principal;
+    if (hit && hit.expiresAt > this.now()) return Promise.resolve(hit.principal);
+    const pending = this.inFlight.get(hash);
+    if (pending) return pending;
+    const query = this.query(hash).finally(() => this.inFlight.delete(hash));
+    this.inFlight.set(hash, query);
+    return query;
+  }
+
+  private async query(hash: string): Promise<Principal | null> {
+    const t = this.now();
+    this.lookups++;
     const row = await this.db
       .selectFrom('cp_api_tokens as t')
       .innerJoin('cp_organizations as o', 'o.id', 't.organization_id')
