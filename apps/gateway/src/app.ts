@@ -93,11 +93,11 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   const waiters = new SandboxStateWaiters();
   const repo = new SandboxRepository(db, routes, waiters);
   const placement = new PlacementService(registry, new PolicySource(db));
-  const lifecycle = new SandboxLifecycleService(repo, placement, runners, metrics, undefined, undefined, waiters);
+  const lifecycle = new SandboxLifecycleService(repo, placement, runners, metrics, undefined, undefined, { waiters, recheckMs: config.waitRecheckMs });
+  const events = new StateEventsConsumer(nc, repo, metrics, log);
   const ops = new SandboxOpsService(lifecycle, runners, config.rpcTimeoutMs, routes, (runnerId) => registry.isFresh(runnerId));
   const auth = new TokenAuthenticator(db, config.authCacheMs);
   const heartbeats = new HeartbeatListener(nc, registry, log);
-  const events = new StateEventsConsumer(nc, repo, metrics, log);
   const reconciler = new Reconciler(
     repo,
     runners,

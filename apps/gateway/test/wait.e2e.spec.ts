@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { specWith, startCluster, type Cluster } from './support/cluster';
 import { createOrganization, issueToken } from './support/control-plane-tables';
-import { http } from './support/infra';
+import { waitFor } from '@paddock/testing';
+import { http, startGateway } from './support/infra';
 
 interface View {
   sandboxId: string;
@@ -64,6 +65,25 @@ describe('gateway :wait long poll', () => {
       const r = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait?timeoutSeconds=${bad}`, c.token);
       expect(r.status).toBe(400);
       expect(r.text).toContain('timeoutSeconds');
+    }
+  });
+
+  it('a long poll on another gateway of the queue group still answers, by its re-check', async () => {
+    // The runner's event goes to one gateway of the queue group; the other re-reads its row every
+    // GATEWAY_WAIT_RECHECK_MS (here 100 ms) and answers from the database.
+    const gw2 = await startGateway(c.infra, { GATEWAY_WAIT_RECHECK_MS: '100', GATEWAY_RECONCILE_INTERVAL_MS: '600000' });
+    try {
+      await waitFor(() => gw2.registry.isFresh('r-medium'), { timeoutMs: 30_000, what: 'gw2 hears the runner' });
+      for (let round = 0; round < 4; round++) {
+        const created = await http(c.gw.url, 'POST', '/v1/sandboxes', c.token, { spec: specWith('250m') });
+        expect(created.status).toBe(200);
+        const id = (created.json as View).sandboxId;
+        const waited = await http(gw2.url, 'GET', `/v1/sandboxes/${id}:wait?timeoutSeconds=30`, c.token);
+        expect((waited.json as View).status.state).toBe('STATE_RUNNING');
+      }
+      expect(gw2.waiters.size).toBe(0);
+    } finally {
+      await gw2.close();
     }
   });
 });

@@ -27,6 +27,8 @@ export const GatewayEnvSchema = z.object({
   GATEWAY_RUNNER_LOST_GRACE_MS: ms(15_000),
   /** Timeout of one request/reply to a runner. */
   GATEWAY_RPC_TIMEOUT_MS: ms(5_000),
+  /** A `:wait` long poll re-reads its row this often when no state event wakes it. */
+  GATEWAY_WAIT_RECHECK_MS: ms(250),
   /** Maximum body of a JSON request (file writes are base64 inside JSON). */
   GATEWAY_BODY_LIMIT_BYTES: ms(96 * 1024 * 1024),
   GATEWAY_LOG_LEVEL: z.enum(['silent', 'error', 'warn', 'log', 'debug']).default('log'),
@@ -44,6 +46,7 @@ export interface GatewayConfig {
   stuckAfterMs: number;
   runnerLostGraceMs: number;
   rpcTimeoutMs: number;
+  waitRecheckMs: number;
   bodyLimitBytes: number;
   logLevel: GatewayEnv['GATEWAY_LOG_LEVEL'];
 }
@@ -66,6 +69,7 @@ export function parseGatewayEnv(env: Record<string, string | undefined>): Gatewa
     stuckAfterMs: e.GATEWAY_STUCK_AFTER_MS,
     runnerLostGraceMs: e.GATEWAY_RUNNER_LOST_GRACE_MS,
     rpcTimeoutMs: e.GATEWAY_RPC_TIMEOUT_MS,
+    waitRecheckMs: e.GATEWAY_WAIT_RECHECK_MS,
     bodyLimitBytes: e.GATEWAY_BODY_LIMIT_BYTES,
     logLevel: e.GATEWAY_LOG_LEVEL,
   };

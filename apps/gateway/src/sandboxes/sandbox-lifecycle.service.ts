@@ -36,8 +36,15 @@ export interface ListQuery {
 
 /** Longest single long poll of `:wait` (proxies drop longer idle requests). */
 export const MAX_WAIT_SECONDS = 60;
-/** A long poll re-reads its row this often even unwoken: another gateway may have applied the change. */
-const WAIT_RECHECK_MS = 250;
+/** How long polls learn about changes (see SandboxStateWaiters). */
+export interface LongPolls {
+  waiters: SandboxStateWaiters;
+  /**
+   * A long poll re-reads its row this often even unwoken: the state event may have gone to
+   * another gateway of the queue group, which bounds how late such a change is seen here.
+   */
+  recheckMs: number;
+}
 /** States a sandbox leaves on its own; `:wait` answers once it is in any other. */
 const STARTING = new Set(['STATE_PENDING', 'STATE_CREATING']);
 
@@ -56,7 +63,7 @@ export class SandboxLifecycleService {
     private readonly metrics: GatewayMetrics,
     private readonly newId: () => string = randomUUID,
     private readonly now: () => Date = () => new Date(),
-    private readonly waiters: SandboxStateWaiters = new SandboxStateWaiters(),
+    private readonly polls: LongPolls = { waiters: new SandboxStateWaiters(), recheckMs: 250 },
   ) {}
 
   async explain(principal: Principal, body: unknown): Promise<ExplainResult> {
@@ -206,12 +213,12 @@ export class SandboxLifecycleService {
     const deadline = Date.now() + timeoutSeconds * 1000;
     for (;;) {
       // Armed before the read: a change applied between the read and the wait still wakes us.
-      const wake = this.waiters.arm(id);
+      const wake = this.polls.waiters.arm(id);
       try {
         const row = await this.load(principal, id);
         const left = deadline - Date.now();
         if (!STARTING.has(row.state) || left <= 0) return toView(row);
-        await wake.within(Math.min(WAIT_RECHECK_MS, left));
+        await wake.within(Math.min(this.polls.recheckMs, left));
       } finally {
         wake.disarm();
       }
