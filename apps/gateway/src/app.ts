@@ -91,6 +91,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   const runners = new RunnerClient(nc, config.rpcTimeoutMs, (runnerId) => registry.mayBeAlive(runnerId));
   const routes = new SandboxRouteCache(config.sandboxCacheMs);
   const waiters = new SandboxStateWaiters();
+  metrics.watch({ longPolls: () => waiters.size, routeCacheEntries: () => routes.size });
   const repo = new SandboxRepository(db, routes, waiters);
   const placement = new PlacementService(registry, new PolicySource(db));
   const lifecycle = new SandboxLifecycleService(repo, placement, runners, metrics, undefined, undefined, { waiters, recheckMs: config.waitRecheckMs });

@@ -33,6 +33,9 @@ describe('gateway :wait long poll', () => {
     expect((waited.json as View).status.state).toBe('STATE_RUNNING');
     expect(waitedMs).toBeLessThan(30_000);
     expect(c.gw.waiters.size).toBe(0);
+    const metrics = await http(c.gw.url, 'GET', '/metrics');
+    expect(metrics.text).toMatch(/^paddock_gateway_long_polls 0$/m);
+    expect(metrics.text).toMatch(/^paddock_gateway_route_cache_entries \d+$/m);
 
     const again = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait`, c.token);
     expect((again.json as View).status.state).toBe('STATE_RUNNING');

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics of one gateway process (own registry: several apps in one test process). */
 export class GatewayMetrics {
@@ -31,5 +31,25 @@ export class GatewayMetrics {
 
   constructor(withDefaults = false) {
     if (withDefaults) collectDefaultMetrics({ register: this.registry, prefix: 'paddock_gateway_' });
+  }
+
+  /** Gauges read at scrape time from the gateway's in-memory structures. */
+  watch(sources: { longPolls: () => number; routeCacheEntries: () => number }): void {
+    new Gauge({
+      name: 'paddock_gateway_long_polls',
+      help: '`:wait` long polls parked on this gateway right now.',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.longPolls());
+      },
+    });
+    new Gauge({
+      name: 'paddock_gateway_route_cache_entries',
+      help: 'Entries (live routes and retired ids) in the sandbox route cache.',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.routeCacheEntries());
+      },
+    });
   }
 }
