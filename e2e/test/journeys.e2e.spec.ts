@@ -179,6 +179,20 @@ describe('journeys', () => {
       expect(logs.join('')).toContain('started');
     });
 
+    it('SDK: waitUntilComplete returns when the main command exits, whatever its code; a stopped sandbox raises unless told not to', async () => {
+      const done = await Sandbox.run({ containers: [{ name: 'main', command: ['/bin/sh', '-c', 'sleep 0.3; exit 7'] }] }, sdkOpts());
+      await done.waitUntilComplete({ timeoutMs: 60_000 });
+      // A non-zero exit is the command's outcome: the sandbox FAILED with reason EXITED, and no error.
+      expect(done.status).toMatchObject({ state: 'STATE_FAILED', stateReason: 'EXITED' });
+      expect(done.returncode).toBe(7);
+
+      const stopped = await Sandbox.run({ containers: [{ name: 'main', command: ['/bin/sh', '-c', 'exec sleep 600'] }] }, sdkOpts());
+      await stopped.stop();
+      await expect(stopped.waitUntilComplete({ timeoutMs: 60_000 })).rejects.toMatchObject({ reason: 'CWSANDBOX_SANDBOX_TERMINATED' });
+      await stopped.waitUntilComplete({ timeoutMs: 60_000, raiseOnTermination: false });
+      expect(stopped.status).toMatchObject({ state: 'STATE_COMPLETED', stateReason: 'STOPPED_BY_USER' });
+    });
+
     it('cwic sandbox: exec streams output and returns the exit code; cp both ways; logs', () => {
       const id = sb.sandboxId;
       const e = sh(p, `cwic sandbox exec ${id} -- sh -c 'echo out; echo err >&2; exit 3'`);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { specWith, startCluster, type Cluster } from './support/cluster';
+import { IMAGE, specWith, startCluster, type Cluster } from './support/cluster';
 import { createOrganization, issueToken } from './support/control-plane-tables';
 import { waitFor } from '@paddock/testing';
 import { http, startGateway } from './support/infra';
@@ -48,6 +48,20 @@ describe('gateway :wait long poll', () => {
     const now = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait?timeoutSeconds=0`, c.token);
     expect(now.status).toBe(200);
     expect(['STATE_PENDING', 'STATE_CREATING', 'STATE_RUNNING']).toContain((now.json as View).status.state);
+  });
+
+  it('until=ended waits for the sandbox to end (its main command exits); a bad until is refused naming it', async () => {
+    const spec = { containers: [{ image: IMAGE, command: ['/bin/sh', '-c', 'sleep 0.5; exit 0'] }] };
+    const created = await http(c.gw.url, 'POST', '/v1/sandboxes', c.token, { spec });
+    expect(created.status, created.text).toBe(200);
+    const id = (created.json as View).sandboxId;
+    const ended = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait?until=ended&timeoutSeconds=30`, c.token);
+    expect(ended.status).toBe(200);
+    expect((ended.json as View).status.state).toBe('STATE_COMPLETED');
+
+    const bad = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait?until=constructor`, c.token);
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain('until');
   });
 
   it('gives a foreign or missing id the same not_found as GET, and refuses a bad timeout naming the field', async () => {

@@ -34,6 +34,12 @@ export interface WaitOptions {
   pollIntervalMs?: number;
 }
 
+/** States that end `wait()`: started (or already ended, or going away). */
+const STARTED_STATES: ReadonlySet<string> = new Set(['STATE_RUNNING', 'STATE_COMPLETED', 'STATE_FAILED', 'STATE_TERMINATING']);
+
+/** Ends that are someone's decision, not a failure: `waitUntilComplete` raises them only on request. */
+const TERMINATION_REASONS: ReadonlySet<string> = new Set(['STOPPED_BY_USER', 'LIFETIME_EXPIRED']);
+
 /** Longest single long poll; a longer wait is a series of them (proxies drop idle requests). */
 const LONG_POLL_MAX_SECONDS = 30;
 
@@ -173,34 +179,65 @@ export class Sandbox {
    * Waits until RUNNING with the gateway's long poll (`GET /v1/sandboxes/{id}:wait`, answered as
    * soon as the state settles), falling back to polling with backoff against a gateway that does
    * not know `:wait`. COMPLETED reached before RUNNING (a command that ended quickly) returns too;
-   * FAILED throws `SandboxFailedError`; a timeout throws `SandboxTimeoutError`.
+   * FAILED throws `SandboxFailedError`; a timeout (default 120 s) throws `SandboxTimeoutError`.
    */
   async wait(opts: WaitOptions = {}): Promise<this> {
-    const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
-    let interval = opts.pollIntervalMs ?? 5;
+    await this.waitUntil('started', (s) => STARTED_STATES.has(s.state), opts.timeoutMs ?? 120_000, opts.pollIntervalMs);
+    const s = this.resource.status;
+    if (s.state === 'STATE_FAILED') {
+      throw new SandboxFailedError(this.sandboxId, s.stateReason, `sandbox ${this.sandboxId} failed (${s.stateReason ?? 'no reason'}): ${s.message ?? ''}`);
+    }
+    if (s.state === 'STATE_TERMINATING') {
+      throw new SandboxTerminatedError('failed_precondition', `sandbox ${this.sandboxId} is terminating`, { reason: 'CWSANDBOX_SANDBOX_TERMINATED' });
+    }
+    return this;
+  }
+
+  /**
+   * Waits until the sandbox has ended, as the Python client's `wait_until_complete`. Returns once
+   * its main command exited, whatever the exit code (`returncode` holds it: a non-zero exit is the
+   * command's outcome, not the platform's failure). Stopped by a user or by its lifetime, it
+   * throws `SandboxTerminatedError` unless `raiseOnTermination` is false; any other end (failed
+   * to start, out of memory, runner lost...) throws `SandboxFailedError`; a timeout (default: none)
+   * throws `SandboxTimeoutError`.
+   */
+  async waitUntilComplete(opts: WaitOptions & { raiseOnTermination?: boolean } = {}): Promise<this> {
+    await this.waitUntil('ended', (s) => TERMINAL_STATES.has(s.state), opts.timeoutMs ?? Number.POSITIVE_INFINITY, opts.pollIntervalMs);
+    const s = this.resource.status;
+    const reason = s.stateReason ?? (s.state === 'STATE_COMPLETED' ? 'EXITED' : undefined);
+    if (reason === 'EXITED') return this;
+    if (reason !== undefined && TERMINATION_REASONS.has(reason)) {
+      if (opts.raiseOnTermination ?? true) {
+        throw new SandboxTerminatedError('failed_precondition', `sandbox ${this.sandboxId} was terminated before completing (${reason})`, {
+          reason: 'CWSANDBOX_SANDBOX_TERMINATED',
+        });
+      }
+      return this;
+    }
+    throw new SandboxFailedError(this.sandboxId, s.stateReason, `sandbox ${this.sandboxId} failed (${s.stateReason ?? 'no reason'}): ${s.message ?? ''}`);
+  }
+
+  /** Long polls (or, against an older gateway, polls) until `done` holds for the sandbox's status. */
+  private async waitUntil(until: 'started' | 'ended', done: (s: SandboxResource['status']) => boolean, timeoutMs: number, pollIntervalMs = 5): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let interval = pollIntervalMs;
     for (;;) {
       const s = this.resource.status;
-      if (s.state === 'STATE_RUNNING' || s.state === 'STATE_COMPLETED') return this;
-      if (s.state === 'STATE_FAILED') {
-        throw new SandboxFailedError(this.sandboxId, s.stateReason, `sandbox ${this.sandboxId} failed (${s.stateReason ?? 'no reason'}): ${s.message ?? ''}`);
-      }
-      if (s.state === 'STATE_TERMINATING') {
-        throw new SandboxTerminatedError('failed_precondition', `sandbox ${this.sandboxId} is terminating`, { reason: 'CWSANDBOX_SANDBOX_TERMINATED' });
-      }
+      if (done(s)) return;
       const remainingMs = deadline - Date.now();
-      if (remainingMs <= 0) throw new SandboxTimeoutError('deadline_exceeded', `sandbox ${this.sandboxId} not RUNNING in time (state ${s.state})`);
-      if (this.client.longPoll && (await this.longPoll(Math.min(LONG_POLL_MAX_SECONDS, remainingMs / 1000)))) continue;
-      await sleep(interval);
+      if (remainingMs <= 0) throw new SandboxTimeoutError('deadline_exceeded', `sandbox ${this.sandboxId} not ${until} in time (state ${s.state})`);
+      if (this.client.longPoll && (await this.longPoll(until, Math.min(LONG_POLL_MAX_SECONDS, remainingMs / 1000)))) continue;
+      await sleep(Math.min(interval, remainingMs));
       interval = Math.min(1_000, interval * 1.5);
       await this.refresh();
     }
   }
 
   /** One long poll; false (and no more long polls on this client) when the gateway lacks `:wait`. */
-  private async longPoll(seconds: number): Promise<boolean> {
+  private async longPoll(until: 'started' | 'ended', seconds: number): Promise<boolean> {
     try {
       this.resource = await this.client.json<SandboxResource>('GET', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}:wait`, {
-        query: { timeoutSeconds: seconds.toFixed(3) },
+        query: { timeoutSeconds: seconds.toFixed(3), until },
         idempotent: true,
       });
       return true;

@@ -88,7 +88,7 @@ export class SandboxesController {
 
   @Get('sandboxes/:idVerb')
   @ApiOperation({
-    summary: 'GetSandbox; also `{id}:readFile?path=`, `{id}:listDir?path=`, `{id}:stat?path=`, and `{id}:wait?timeoutSeconds=` (long poll until the sandbox leaves PENDING/CREATING; default 30, at most 60).',
+    summary: 'GetSandbox; also `{id}:readFile?path=`, `{id}:listDir?path=`, `{id}:stat?path=`, and `{id}:wait?timeoutSeconds=&until=` (long poll until the sandbox has started, or with `until=ended` until it has ended; default 30 s, at most 60).',
   })
   async getOrVerb(@CurrentPrincipal() p: Principal, @Param('idVerb') idVerb: string, @Query() q: Query) {
     const { id, verb } = splitVerb(idVerb);
@@ -102,7 +102,7 @@ export class SandboxesController {
       case 'stat':
         return this.ops.stat(p, id, first(q.path));
       case 'wait':
-        return this.lifecycle.waitStarted(p, id, q.timeoutSeconds === undefined ? 30 : Number(first(q.timeoutSeconds)));
+        return this.lifecycle.waitFor(p, id, q.timeoutSeconds === undefined ? 30 : Number(first(q.timeoutSeconds)), first(q.until) ?? 'started');
       default:
         throw unknownVerb(verb);
     }

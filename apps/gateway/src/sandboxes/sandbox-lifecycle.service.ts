@@ -45,8 +45,13 @@ export interface LongPolls {
    */
   recheckMs: number;
 }
-/** States a sandbox leaves on its own; `:wait` answers once it is in any other. */
+/** States a sandbox leaves on its own while starting. */
 const STARTING = new Set(['STATE_PENDING', 'STATE_CREATING']);
+/** What `:wait?until=` waits for. */
+const WAIT_UNTIL = new Map<string, (row: SandboxRow) => boolean>([
+  ['started', (row) => !STARTING.has(row.state)],
+  ['ended', (row) => isTerminalRow(row)],
+]);
 
 /** Retryable refusals: the next candidate may do better. */
 const TRY_NEXT = new Set(['resource_exhausted', 'unavailable', 'deadline_exceeded', 'internal', 'failed_precondition', 'invalid_argument']);
@@ -200,11 +205,16 @@ export class SandboxLifecycleService {
 
   /**
    * The long poll behind `GET /v1/sandboxes/{id}:wait`: the sandbox as soon as it has left
-   * PENDING/CREATING (RUNNING, or ended), else as it is when `timeoutSeconds` run out (not an
-   * error: the caller looks at the state and may wait again). Missing and foreign ids are
-   * `not_found`, as for GET.
+   * PENDING/CREATING (`until` = `started`: RUNNING, or ended) or has ended (`until` = `ended`:
+   * COMPLETED or FAILED), else as it is when `timeoutSeconds` run out (not an error: the caller
+   * looks at the state and may wait again). Missing and foreign ids are `not_found`, as for GET.
    */
-  async waitStarted(principal: Principal, id: string, timeoutSeconds: number): Promise<SandboxView> {
+  async waitFor(principal: Principal, id: string, timeoutSeconds: number, until: string = 'started'): Promise<SandboxView> {
+    const settled = WAIT_UNTIL.get(until.toLowerCase());
+    if (!settled) {
+      const allowed = [...WAIT_UNTIL.keys()];
+      throw invalid(`until must be one of ${allowed.join(', ')}`, [{ field: 'until', rule: 'enum', description: allowed.join(' | ') }]);
+    }
     if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0 || timeoutSeconds > MAX_WAIT_SECONDS) {
       throw invalid(`timeoutSeconds must be a number from 0 to ${MAX_WAIT_SECONDS}`, [
         { field: 'timeoutSeconds', rule: 'range', description: `0..${MAX_WAIT_SECONDS} seconds` },
@@ -217,7 +227,7 @@ export class SandboxLifecycleService {
       try {
         const row = await this.load(principal, id);
         const left = deadline - Date.now();
-        if (!STARTING.has(row.state) || left <= 0) return toView(row);
+        if (settled(row) || left <= 0) return toView(row);
         await wake.within(Math.min(this.polls.recheckMs, left));
       } finally {
         wake.disarm();
