@@ -7,7 +7,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { LogLevel } from '@nestjs/common';
-import { PaddockError, parseJsonBody } from '@paddock/contracts';
+import { parseJsonBody } from '@paddock/contracts';
 import { GatewayModule } from './app.module';
 import { TokenAuthenticator } from './auth/token-authenticator';
 import type { GatewayConfig } from './config/env';
@@ -138,12 +138,10 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   // An empty JSON body (DELETE with a content-type header, curl -H ...) is "no body", not an error.
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.bodyLimitBytes }, (_req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, parseJsonBody(text));
+      done(null, parseJsonBody(body));
     } catch (e) {
-      done(e instanceof PaddockError ? e : new PaddockError('invalid_argument', 'request body is not valid JSON'), undefined);
+      done(e as Error, undefined); // parseJsonBody throws PaddockErrors only
     }
   });
   fastify.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: config.bodyLimitBytes }, (_req, body, done) =>

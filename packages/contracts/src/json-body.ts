@@ -21,8 +21,14 @@ export function refusePrototypeKeys(key: string, value: unknown): unknown {
   return value;
 }
 
-/** Parses a JSON request body with `refusePrototypeKeys`; syntax errors come back as `invalid_argument` naming the body. */
-export function parseJsonBody(text: string): unknown {
+/**
+ * Parses a JSON request body with `refusePrototypeKeys`. An empty (or blank) body is no body,
+ * `undefined` (curl -X DELETE -H 'content-type: application/json'); syntax errors come back as
+ * `invalid_argument` naming the body. Every error it throws is a `PaddockError`.
+ */
+export function parseJsonBody(body: string | Buffer): unknown {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text, refusePrototypeKeys) as unknown;
   } catch (e) {

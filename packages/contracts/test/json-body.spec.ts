@@ -26,5 +26,8 @@ describe('parseJsonBody', () => {
 
   it('names the body on a syntax error', () => {
     expect(() => parseJsonBody('{"a":')).toThrow(/^request body is not valid JSON/);
+    expect(parseJsonBody('')).toBeUndefined();
+    expect(parseJsonBody(Buffer.from(' \n'))).toBeUndefined();
+    expect(parseJsonBody(Buffer.from('{"x":1}'))).toEqual({ x: 1 });
   });
 });
