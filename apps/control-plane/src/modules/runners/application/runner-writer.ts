@@ -36,6 +36,16 @@ export type CommandOfRow = (row: RunnerRowWithLatest | undefined) => RunnerComma
 /** Reads the runner's row, optionally inside `trx` and locked. */
 type FindRow = (opts: { trx?: Transaction<RunnersTables>; forUpdate?: boolean }) => Promise<RunnerRowWithLatest | undefined>;
 
+/** One write to a runner stream, as both write paths take it. */
+interface RunnerWrite {
+  /** The stream's uid when known up front; else it comes from the row `find` returns. */
+  uid: string | undefined;
+  find: FindRow;
+  commandOf: CommandOfRow;
+  metadata: EventMetadata;
+  retries: number;
+}
+
 const UNIQUE_VIOLATION = '23505';
 /** Optimistic retries on a version conflict; each retry re-reads and re-decides. */
 const DEFAULT_RETRIES = 8;
@@ -51,9 +61,10 @@ function pgError(e: unknown): { code?: string; constraint?: string } {
 }
 
 /**
- * load → decide → append → project, in ONE transaction: the read model `cp_runners` is updated
- * with the append (read-your-writes), and its unique indexes refuse a duplicate runner id or a
- * second runner on a cluster by rolling the append back with it.
+ * load → decide → append → project, atomically (one statement, or one transaction on the locking
+ * path and for creates): the read model `cp_runners` is updated with the append (read-your-writes),
+ * and its unique indexes refuse a duplicate runner id or a second runner on a cluster by rolling
+ * the append back with it.
  */
 @Injectable()
 export class RunnerWriter {
@@ -67,10 +78,10 @@ export class RunnerWriter {
    * The read-model write of {@link EventStore.appendProjected} for `state`: the row updated (and
    * returned as a GET reads it) or deleted, only if the stream moved (`es_moved`).
    */
-  private projectionStatement(state: RunnerState, version: number): RawBuilder<unknown> {
+  private projectionStatement(state: RunnerState, version: number): { statement: RawBuilder<unknown>; keepsRow: boolean } {
     const row = runnerRow(state, version);
     const uid = state.status === 'Absent' ? '' : state.uid;
-    if (!row) return sql`DELETE FROM cp_runners WHERE uid = ${uid} AND EXISTS (SELECT 1 FROM es_moved) RETURNING uid`;
+    if (!row) return { statement: sql`DELETE FROM cp_runners WHERE uid = ${uid} AND EXISTS (SELECT 1 FROM es_moved) RETURNING uid`, keepsRow: false };
     const { uid: _uid, ...changes } = row;
     const update = this.db
       .updateTable('cp_runners')
@@ -79,7 +90,7 @@ export class RunnerWriter {
       .where(sql<boolean>`EXISTS (SELECT 1 FROM es_moved)`)
       .returningAll()
       .returning([sql<string>`create_time::text`.as('create_time_text'), LATEST_REVISION.as('latest_revision')]);
-    return sql`${update}`;
+    return { statement: sql`${update}`, keepsRow: true };
   }
 
   /**
@@ -111,7 +122,7 @@ export class RunnerWriter {
 
   /** Runs `command` against the runner stream `uid`, retrying on concurrent appends. */
   async execute(uid: string, command: RunnerCommand, metadata: EventMetadata, retries = DEFAULT_RETRIES): Promise<WriteOutcome> {
-    return this.run(uid, (opts) => this.repo.findByUidWithLatest(uid, opts), () => command, metadata, retries);
+    return this.run({ uid, find: (opts) => this.repo.findByUidWithLatest(uid, opts), commandOf: () => command, metadata, retries });
   }
 
   /**
@@ -126,9 +137,9 @@ export class RunnerWriter {
     retries = DEFAULT_RETRIES,
   ): Promise<WriteOutcome | undefined> {
     let missing = false;
-    const outcome = await this.run(
-      undefined,
-      async (opts) => {
+    const outcome = await this.run({
+      uid: undefined,
+      find: async (opts) => {
         const row = await this.repo.findByRefWithLatest(organizationId, ref, opts);
         missing = row === undefined;
         return row;
@@ -136,7 +147,7 @@ export class RunnerWriter {
       commandOf,
       metadata,
       retries,
-    );
+    });
     return missing ? undefined : outcome;
   }
 
@@ -151,13 +162,8 @@ export class RunnerWriter {
    * Without a row (never created, or removed), or after {@link OPTIMISTIC_ATTEMPTS} lost races,
    * the locking transaction decides instead.
    */
-  private async run(
-    uid: string | undefined,
-    find: FindRow,
-    commandOf: CommandOfRow,
-    metadata: EventMetadata,
-    retries: number,
-  ): Promise<WriteOutcome> {
+  private async run(write: RunnerWrite): Promise<WriteOutcome> {
+    const { find, commandOf, metadata, retries } = write;
     for (let attempt = 0; attempt < Math.min(OPTIMISTIC_ATTEMPTS, retries + 1); attempt++) {
       const row = await find({});
       if (!row || row.stream_version < 1) break;
@@ -167,18 +173,19 @@ export class RunnerWriter {
       if (events.length === 0) return { state, version, events, row };
       const next = events.reduce(evolve, state);
       try {
+        const projection = this.projectionStatement(next, version + events.length);
         const { result, rows } = await this.store.appendProjected<RunnerRowWithLatest>(runnerStreamId(row.uid), RUNNER_STREAM_TYPE, this.toNew(events, metadata), {
           expectedVersion: version,
           lockFirst: sql`SELECT uid FROM cp_runners WHERE uid = ${row.uid} FOR UPDATE`,
-          project: this.projectionStatement(next, version + events.length),
+          project: projection.statement,
         });
-        const written = runnerRow(next, result.streamPosition) ? rows[0] : undefined;
+        const written = projection.keepsRow ? rows[0] : undefined;
         return { state: next, version: result.streamPosition, events, ...(written ? { row: written } : {}) };
       } catch (e) {
         if (!(e instanceof ExpectedVersionConflictError)) throw e;
       }
     }
-    return this.runLocked(uid, find, commandOf, metadata, retries);
+    return this.runLocked(write);
   }
 
   /**
@@ -192,13 +199,7 @@ export class RunnerWriter {
    * stream (the append's version check refuses it), the retry folds the stream instead, still
    * under the row lock. Without a row (never created, or removed) the stream is folded as before.
    */
-  private async runLocked(
-    uid: string | undefined,
-    find: FindRow,
-    commandOf: CommandOfRow,
-    metadata: EventMetadata,
-    retries: number,
-  ): Promise<WriteOutcome> {
+  private async runLocked({ uid, find, commandOf, metadata, retries }: RunnerWrite): Promise<WriteOutcome> {
     let trustRow = true;
     for (let attempt = 0; ; attempt++) {
       try {
