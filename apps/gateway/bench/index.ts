@@ -113,28 +113,23 @@ async function main(): Promise<void> {
     const nc = await connect({ servers: nats.url });
     progress('exec via gateway');
     let lost = 0;
-    const viaGateway = (
-      await timeSequential(async () => {
-        const r = await fetch(`${base}/v1/sandboxes/${sbId}:exec`, { method: 'POST', headers, body: JSON.stringify({ command: ['true'], timeoutSeconds: 5 }) });
-        if (!r.ok) lost++;
-        await r.json();
-      }, EXECS)
-    ).filter((ms) => ms < 5_000);
+    const execViaGateway = async (): Promise<void> => {
+      const r = await fetch(`${base}/v1/sandboxes/${sbId}:exec`, { method: 'POST', headers, body: JSON.stringify({ command: ['true'], timeoutSeconds: 5 }) });
+      if (!r.ok) lost++;
+      await r.json();
+    };
+    const execStraight = (): Promise<unknown> =>
+      nc
+        .request(subjects.runnerRpc('r-bench', 'exec'), JSON.stringify({ sandboxId: sbId, organizationId: orgId, argv: ['true'], timeoutSeconds: 5 }), { timeout: 5_000 })
+        .catch(() => void lost++);
+    const viaGateway = (await timeSequential(execViaGateway, EXECS)).filter((ms) => ms < 5_000);
     // Attribution of the overhead: the HTTP stack alone, then auth plus the sandbox lookup.
     const health = latencyStats(await timeSequential(async () => void (await (await fetch(`${base}/healthz`)).text()), EXECS));
     const getOne = latencyStats(
       await timeSequential(async () => void (await (await fetch(`${base}/v1/sandboxes/${sbId}`, { headers })).json()), EXECS),
     );
     progress('exec straight to the runner');
-    const direct = (
-      await timeSequential(
-        () =>
-          nc
-            .request(subjects.runnerRpc('r-bench', 'exec'), JSON.stringify({ sandboxId: sbId, organizationId: orgId, argv: ['true'], timeoutSeconds: 5 }), { timeout: 5_000 })
-            .catch(() => void lost++),
-        EXECS,
-      )
-    ).filter((ms) => ms < 5_000);
+    const direct = (await timeSequential(execStraight, EXECS)).filter((ms) => ms < 5_000);
     progress('exec through a bare relay (attribution)');
     // The floor of "one more HTTP process in front of the runner": a bare Fastify→NATS relay.
     const relay = spawn(process.execPath, ['--conditions=@paddock/source', '--import', 'tsx', join(__dirname, 'relay-floor.ts')], {
@@ -146,15 +141,6 @@ async function main(): Promise<void> {
       relay.stdout?.once('data', (d: Buffer) => resolve(d.toString().trim()));
       relay.once('exit', (code) => reject(new Error(`relay floor exited ${code}`)));
     });
-    const execViaGateway = async (): Promise<void> => {
-      const r = await fetch(`${base}/v1/sandboxes/${sbId}:exec`, { method: 'POST', headers, body: JSON.stringify({ command: ['true'], timeoutSeconds: 5 }) });
-      if (!r.ok) lost++;
-      await r.json();
-    };
-    const execStraight = (): Promise<unknown> =>
-      nc
-        .request(subjects.runnerRpc('r-bench', 'exec'), JSON.stringify({ sandboxId: sbId, organizationId: orgId, argv: ['true'], timeoutSeconds: 5 }), { timeout: 5_000 })
-        .catch(() => void lost++);
     const execViaRelay = async (): Promise<void> => {
       const r = await fetch(`http://127.0.0.1:${relayPort}/r-bench/${orgId}/${sbId}`, { method: 'POST', headers, body: JSON.stringify({ command: ['true'], timeoutSeconds: 5 }) });
       if (!r.ok) lost++;
@@ -189,11 +175,10 @@ async function main(): Promise<void> {
     // The same three paths, one request of each in turn: load that comes and goes on a shared
     // machine (or the runner still reaping the burst) then weighs on all three alike.
     const inter = { gw: [] as number[], raw: [] as number[], relay: [] as number[] };
-    const timeOnce = timeOnceMs;
     for (let i = 0; i < EXECS; i++) {
-      inter.gw.push(await timeOnce(execViaGateway));
-      inter.raw.push(await timeOnce(execStraight));
-      inter.relay.push(await timeOnce(execViaRelay));
+      inter.gw.push(await timeOnceMs(execViaGateway));
+      inter.raw.push(await timeOnceMs(execStraight));
+      inter.relay.push(await timeOnceMs(execViaRelay));
     }
     relay.kill('SIGTERM');
     await nc.close();

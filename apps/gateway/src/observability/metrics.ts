@@ -35,21 +35,19 @@ export class GatewayMetrics {
 
   /** Gauges read at scrape time from the gateway's in-memory structures. */
   watch(sources: { longPolls: () => number; routeCacheEntries: () => number }): void {
-    new Gauge({
-      name: 'paddock_gateway_long_polls',
-      help: '`:wait` long polls parked on this gateway right now.',
-      registers: [this.registry],
-      collect() {
-        this.set(sources.longPolls());
-      },
-    });
-    new Gauge({
-      name: 'paddock_gateway_route_cache_entries',
-      help: 'Entries (live routes and retired ids) in the sandbox route cache.',
-      registers: [this.registry],
-      collect() {
-        this.set(sources.routeCacheEntries());
-      },
-    });
+    const gauges: [name: string, help: string, read: () => number][] = [
+      ['paddock_gateway_long_polls', '`:wait` long polls parked on this gateway right now.', sources.longPolls],
+      ['paddock_gateway_route_cache_entries', 'Entries (live routes and retired ids) in the sandbox route cache.', sources.routeCacheEntries],
+    ];
+    for (const [name, help, read] of gauges) {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
+    }
   }
 }
