@@ -28,5 +28,6 @@ export {
 export { Processor, type ProcessorOptions, type ProcessorLag } from './processor';
 export { LogWaker, LOG_CHANNEL } from './log-waker';
 export { createPostgresDb, logWakerOf, type PostgresDbOptions } from './postgres';
+export { precompile } from './precompiled';
 export { migrateEventStore } from './migrate';
 export { eventStoreMigrations } from './migrations';

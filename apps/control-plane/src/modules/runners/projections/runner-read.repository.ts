@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { precompile } from '@paddock/event-store';
 import type { MaintenancePolicy, ReleaseChannel, RunnerConnectionStatus, StoredRunnerSpec } from '@paddock/contracts';
 import { KYSELY } from '../../../infrastructure/tokens';
 import { ReleaseCatalog } from '../../releases';
@@ -47,6 +48,37 @@ export interface RunnerListFilters {
   managementMode?: string;
 }
 
+/** A row with its channel's latest revision; the lookups below only add a WHERE (and a lock). */
+function withLatest(db: Kysely<RunnersTables>) {
+  return db
+    .selectFrom('cp_runners')
+    .selectAll()
+    .select(sql<string>`create_time::text`.as('create_time_text'))
+    .select(LATEST_REVISION.as('latest_revision'));
+}
+
+/** Each lookup shape, plain and locked (`FOR UPDATE`, for the writers' transactions). */
+function runnerLookups(db: Kysely<RunnersTables>) {
+  const both = <A extends string[]>(build: (...args: A) => ReturnType<typeof withLatest>, arity: A['length']) => ({
+    plain: precompile(build, arity),
+    locked: precompile((...args: A) => build(...args).forUpdate(), arity),
+  });
+  return {
+    byRunnerId: both((org: string, runnerId: string) => withLatest(db).where('organization_id', '=', org).where('runner_id', '=', runnerId), 2),
+    // A runner id wins over another runner's uid.
+    byRunnerIdOrUid: both(
+      (org: string, ref: string, uid: string) =>
+        withLatest(db)
+          .where('organization_id', '=', org)
+          .where((eb) => eb.or([eb('runner_id', '=', ref), eb('uid', '=', uid)]))
+          .orderBy(sql`(runner_id = ${ref}) DESC`)
+          .limit(1),
+      3,
+    ),
+    byUid: both((uid: string) => withLatest(db).where('uid', '=', uid), 1),
+  };
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -56,10 +88,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 @Injectable()
 export class RunnerReadRepository {
+  /** The single-row lookups of every GET and every write, compiled once (see `precompile`). */
+  private readonly lookups: ReturnType<typeof runnerLookups>;
+
   constructor(
     @Inject(KYSELY) private readonly db: Kysely<RunnersTables>,
     private readonly releases: ReleaseCatalog,
-  ) {}
+  ) {
+    this.lookups = runnerLookups(db);
+  }
 
   private base() {
     return this.db.selectFrom('cp_runners').selectAll().select(sql<string>`create_time::text`.as('create_time_text'));
@@ -80,34 +117,15 @@ export class RunnerReadRepository {
     ref: string,
     opts: { trx?: Transaction<RunnersTables>; forUpdate?: boolean } = {},
   ): Promise<RunnerRowWithLatest | undefined> {
-    const db = opts.trx ?? this.db;
-    let q = db
-      .selectFrom('cp_runners')
-      .selectAll()
-      .select(sql<string>`create_time::text`.as('create_time_text'))
-      .select(LATEST_REVISION.as('latest_revision'))
-      .where('organization_id', '=', organizationId);
-    if (UUID.test(ref)) {
-      const uid = ref.toLowerCase();
-      q = q
-        .where((eb) => eb.or([eb('runner_id', '=', ref), eb('uid', '=', uid)]))
-        .orderBy(sql`(runner_id = ${ref}) DESC`)
-        .limit(1);
-    } else {
-      q = q.where('runner_id', '=', ref);
-    }
-    return opts.forUpdate ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
+    const lock = opts.forUpdate ? 'locked' : 'plain';
+    const q = UUID.test(ref) ? this.lookups.byRunnerIdOrUid[lock](organizationId, ref, ref.toLowerCase()) : this.lookups.byRunnerId[lock](organizationId, ref);
+    return (await (opts.trx ?? this.db).executeQuery(q)).rows[0];
   }
 
   /** ONE query: the row by uid (cross-org; for the writers) with its channel's latest revision. */
   async findByUidWithLatest(uid: string, opts: { trx?: Transaction<RunnersTables>; forUpdate?: boolean } = {}): Promise<RunnerRowWithLatest | undefined> {
-    const q = (opts.trx ?? this.db)
-      .selectFrom('cp_runners')
-      .selectAll()
-      .select(sql<string>`create_time::text`.as('create_time_text'))
-      .select(LATEST_REVISION.as('latest_revision'))
-      .where('uid', '=', uid);
-    return opts.forUpdate ? q.forUpdate().executeTakeFirst() : q.executeTakeFirst();
+    const q = this.lookups.byUid[opts.forUpdate ? 'locked' : 'plain'](uid);
+    return (await (opts.trx ?? this.db).executeQuery(q)).rows[0];
   }
 
   async findByUid(uid: string): Promise<RunnerRow | undefined> {
