@@ -14,10 +14,10 @@ export function createBackend(env: RunnerEnv, runnerId: string): SandboxBackend 
       // In-cluster service account when running in a pod, else KUBECONFIG / ~/.kube/config.
       const kubeConfig = new KubeConfig();
       kubeConfig.loadFromDefault();
-      const runtimeClass = process.env.PADDOCK_SANDBOX_RUNTIME_CLASS;
+      const runtimeClass = env.PADDOCK_SANDBOX_RUNTIME_CLASS;
       return new KubernetesBackend({
         runnerId,
-        namespace: process.env.PADDOCK_SANDBOX_NAMESPACE ?? `paddock-sandboxes-${runnerId}`,
+        namespace: env.PADDOCK_SANDBOX_NAMESPACE ?? `paddock-sandboxes-${runnerId}`,
         kubeConfig,
         ...(runtimeClass ? { runtimeClassName: runtimeClass } : {}),
       });

@@ -13,6 +13,13 @@ export const RunnerEnvSchema = z.object({
   PADDOCK_ZONE: z.string().min(1).optional(),
   PADDOCK_RUNNER_GROUP_ID: z.string().min(1).default('default'),
   PADDOCK_RUNNER_BACKEND: z.enum(['local', 'kubernetes']).default('local'),
+  /** `kubernetes` backend: the namespace of the sandbox pods (default `paddock-sandboxes-<runnerId>`). */
+  PADDOCK_SANDBOX_NAMESPACE: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a Kubernetes namespace name (RFC 1123 label: lowercase letters, digits and "-", at most 63)')
+    .optional(),
+  /** `kubernetes` backend: a RuntimeClass the platform pins for every sandbox (it wins over a requested one). */
+  PADDOCK_SANDBOX_RUNTIME_CLASS: z.string().min(1).optional(),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** YAML or JSON file `{ runnerId?, revision, policy, policyEtag, identity }`; watched for changes. */
   PADDOCK_RUNNER_CONFIG: z.string().min(1).optional(),

@@ -57,4 +57,14 @@ describe('runner environment', () => {
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.errors.join('\n')).toMatch(/PADDOCK_RUNNER_BACKEND[\s\S]*PADDOCK_HEARTBEAT_INTERVAL_MS/);
   });
+
+  it('validates the kubernetes backend variables at startup, naming the variable and the rule', () => {
+    const ok = parseRunnerEnv({ PADDOCK_RUNNER_BACKEND: 'kubernetes', PADDOCK_SANDBOX_NAMESPACE: 'team-a-sandboxes', PADDOCK_SANDBOX_RUNTIME_CLASS: 'gvisor' });
+    expect(ok.ok && [ok.env.PADDOCK_SANDBOX_NAMESPACE, ok.env.PADDOCK_SANDBOX_RUNTIME_CLASS]).toEqual(['team-a-sandboxes', 'gvisor']);
+    for (const namespace of ['Team_A', '-a', 'a'.repeat(64), '']) {
+      const bad = parseRunnerEnv({ PADDOCK_SANDBOX_NAMESPACE: namespace });
+      expect(bad.ok).toBe(false);
+      if (!bad.ok) expect(bad.errors.join('\n')).toMatch(/^PADDOCK_SANDBOX_NAMESPACE: must be a Kubernetes namespace name/);
+    }
+  });
 });
