@@ -122,6 +122,11 @@ export interface RecoveredSandbox {
   startedAt: Date;
   /** Absolute deadline computed from the launch's lifetime. */
   deadline: Date;
+  /**
+   * Set when the backend knows this sandbox cannot be served by the new runner process (its
+   * launch was cut short by the previous one): it is reaped with this reason and message.
+   */
+  unrecoverable?: { reason: SandboxStateReason; message: string };
 }
 
 export interface SandboxBackend {

@@ -297,6 +297,7 @@ export class SandboxService {
     if (!meta || r.labels[RUNNER_ID_LABEL] !== this.d.identity.runnerId) {
       return { adopt: false, meta, reason: 'REAPED_UNKNOWN' };
     }
+    if (r.unrecoverable) return { adopt: false, meta, reason: r.unrecoverable.reason };
     if (isTerminalSandboxState(r.state)) return { adopt: false, meta, reason: 'EXITED' };
     if (r.deadline.getTime() <= this.d.clock.now().getTime()) return { adopt: false, meta, reason: 'LIFETIME_EXPIRED' };
     return { adopt: true, meta };
@@ -336,7 +337,7 @@ export class SandboxService {
       requestFingerprint: meta?.requestFingerprint ?? '',
       state: reason === 'EXITED' && r.state === 'STATE_COMPLETED' ? 'STATE_COMPLETED' : 'STATE_FAILED',
       stateReason: reason,
-      message: `found at runner startup and reaped (${reason})`,
+      message: r.unrecoverable?.message ?? `found at runner startup and reaped (${reason})`,
       createTime: meta ? new Date(meta.createTime) : r.startedAt,
       startTime: r.startedAt,
       endTime: now,

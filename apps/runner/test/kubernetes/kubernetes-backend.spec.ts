@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
 import { waitFor } from '@paddock/testing';
-import { KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
+import * as k8s from '@kubernetes/client-node';
+import { buildSandboxPod, KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
 import type { BackendEvent } from '../../src/backend/sandbox-backend';
 import { createRestrictedNamespace, launchSpec } from './support';
 
@@ -115,6 +116,47 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     const read: Buffer[] = [];
     for await (const c of await backend.readFile('sb-seed', 'seed/dir/data.bin')) read.push(c as Buffer);
     expect(Buffer.concat(read).equals(content)).toBe(true);
+  });
+
+  it('holds a main command back until its launch files are in place (the launch gate)', async () => {
+    const content = 'written before the command ran\n';
+    // Without the gate this `cat` starts as soon as the container does and finds no file.
+    await backend.launch(
+      launchSpec({ sandboxId: 'sb-gated', command: ['sh', '-c', 'cat seed/in.txt && ls -A'], files: [{ path: 'seed/in.txt', content: Buffer.from(content) }] }),
+    );
+    expect(await waitFor(() => terminalOf('sb-gated'), { what: 'sb-gated terminal' })).toMatchObject({ state: 'STATE_COMPLETED', reason: 'EXITED', exitCode: 0 });
+    const out: string[] = [];
+    for await (const chunk of backend.logs('sb-gated', {})) out.push(chunk.data.toString());
+    // The file, then the working directory's listing: the gate's marker is gone before the command runs.
+    expect(out.join('')).toBe(`${content}seed\n`);
+    const pod = server.get('v1', 'Pod', podNameFor('sb-gated'), NS);
+    expect(pod?.metadata?.annotations?.['paddock.dev/launch-files']).toBe('written');
+    expect(eventsOf('sb-gated').map((e) => e.state)).toEqual(['STATE_CREATING', 'STATE_RUNNING', 'STATE_COMPLETED']);
+  });
+
+  it('fails, at recovery, a launch whose runner died before writing its files, instead of serving it without them', async () => {
+    // What a runner killed between creating the pod and seeding it leaves behind.
+    const spec = launchSpec({ sandboxId: 'sb-orphan', command: ['sh', '-c', 'cat in.txt'], files: [{ path: 'in.txt', content: Buffer.from('x') }] });
+    const core = server.kubeConfig().makeApiClient(k8s.CoreV1Api);
+    await core.createNamespacedPod({ namespace: NS, body: buildSandboxPod(spec, { namespace: NS }) });
+    await waitFor(() => (server.get('v1', 'Pod', podNameFor('sb-orphan'), NS)?.status as { phase?: string } | undefined)?.phase === 'Running' || undefined, { what: 'orphan pod running' });
+
+    const restarted = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig() });
+    const seen: BackendEvent[] = [];
+    restarted.onEvent((e) => seen.push(e));
+    try {
+      const found = (await restarted.recover()).find((f) => f.sandboxId === 'sb-orphan');
+      expect(found?.unrecoverable).toEqual({ reason: 'FAILED_TO_START', message: "the runner restarted before this sandbox's launch files were written; create it again" });
+      // Its gated command never ran, and the restarted backend never called it running.
+      expect(seen.filter((e) => e.sandboxId === 'sb-orphan' && e.state === 'STATE_RUNNING')).toEqual([]);
+      await restarted.reap('sb-orphan', 'FAILED_TO_START');
+      await waitFor(() => server.list('v1', 'Pod', NS).every((p) => p.metadata?.annotations?.['paddock.dev/sandbox-id'] !== 'sb-orphan') || undefined, { what: 'orphan pod deleted' });
+      // A pod whose files were written is adopted as before.
+      expect((await restarted.recover()).find((f) => f.sandboxId === 'sb-seed')).toMatchObject({ state: 'STATE_RUNNING' });
+      expect((await restarted.recover()).find((f) => f.sandboxId === 'sb-seed')?.unrecoverable).toBeUndefined();
+    } finally {
+      await restarted.close();
+    }
   });
 
   it('follows logs and resumes from a byte offset', async () => {

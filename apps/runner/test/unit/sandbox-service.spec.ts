@@ -207,6 +207,14 @@ describe('SandboxService.recover', () => {
         startedAt: new Date(now),
         deadline: new Date(now + 60_000),
       },
+      {
+        sandboxId: 'cut-short',
+        labels,
+        state: 'STATE_RUNNING',
+        startedAt: new Date(now),
+        deadline: new Date(now + 60_000),
+        unrecoverable: { reason: 'FAILED_TO_START', message: 'launch files were never written' },
+      },
     ];
     const report = await second.service.recover();
     expect(report.adopted).toEqual(['keep']);
@@ -214,8 +222,9 @@ describe('SandboxService.recover', () => {
       { sandboxId: 'stranger', reason: 'REAPED_UNKNOWN' },
       { sandboxId: 'expired', reason: 'LIFETIME_EXPIRED' },
       { sandboxId: 'foreign', reason: 'REAPED_UNKNOWN' },
+      { sandboxId: 'cut-short', reason: 'FAILED_TO_START' },
     ]);
-    expect(second.backend.reaped.map((r) => r.sandboxId)).toEqual(['stranger', 'expired', 'foreign']);
+    expect(second.backend.reaped.map((r) => r.sandboxId)).toEqual(['stranger', 'expired', 'foreign', 'cut-short']);
     const kept = second.service.get({ sandboxId: 'keep', organizationId: 'org-1' });
     expect(kept.status.state).toBe('STATE_RUNNING');
     expect(kept.status.effectiveResources).toMatchObject({ cpu: '100m' });
@@ -225,7 +234,10 @@ describe('SandboxService.recover', () => {
       ['stranger', 'REAPED_UNKNOWN'],
       ['expired', 'LIFETIME_EXPIRED'],
       ['foreign', 'REAPED_UNKNOWN'],
+      ['cut-short', 'FAILED_TO_START'],
     ]);
+    // The backend's explanation reaches the user, not a generic one.
+    expect(second.service.get({ sandboxId: 'cut-short', organizationId: 'org-1' }).status).toMatchObject({ stateReason: 'FAILED_TO_START', message: 'launch files were never written' });
     // The adopted sandbox is re-announced so a gateway that missed events converges.
     expect(second.events.find((e) => e.sandboxId === 'keep')?.state).toBe('STATE_RUNNING');
     expect(second.service.capacity().sandboxesRunning).toBe(1);

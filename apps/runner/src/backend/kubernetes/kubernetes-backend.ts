@@ -21,8 +21,11 @@ import {
   buildSandboxNetworkPolicy,
   buildSandboxPod,
   CONTAINER_NAME,
+  LAUNCH_FILES_ANNOTATION,
+  LAUNCH_GATE_MARKER,
   LAUNCH_LABELS_ANNOTATION,
   labelValue,
+  launchIsGated,
   podNameFor,
   RUNNER_LABEL,
   SANDBOX_ID_ANNOTATION,
@@ -54,8 +57,10 @@ export class KubernetesBackend implements SandboxBackend {
   private readonly last = new Map<string, ObservedState>();
   private readonly stopReasons = new Map<string, SandboxStateReason>();
   /** Spec files still to write once the pod runs; RUNNING is held back until they are in place. */
-  private readonly pendingFiles = new Map<string, LaunchSpec['files']>();
+  private readonly pendingFiles = new Map<string, { files: LaunchSpec['files']; gated: boolean }>();
   private readonly seeding = new Set<string>();
+  /** Seeded by this process: their pods may still read `pending` until the annotation patch is seen. */
+  private readonly seeded = new Set<string>();
   private informer: k8s.Informer<k8s.V1Pod> | undefined;
   private started: Promise<void> | undefined;
   private closed = false;
@@ -132,10 +137,17 @@ export class KubernetesBackend implements SandboxBackend {
     for (const l of this.listeners) l(e);
   }
 
+  /** A launch with files that no part of this process is seeding: its runner died mid-launch. */
+  private orphanedLaunch(pod: k8s.V1Pod, id: string): boolean {
+    return pod.metadata?.annotations?.[LAUNCH_FILES_ANNOTATION] === 'pending' && !this.pendingFiles.has(id) && !this.seeding.has(id) && !this.seeded.has(id);
+  }
+
   private observe(pod: k8s.V1Pod): void {
     const id = pod.metadata?.annotations?.[SANDBOX_ID_ANNOTATION];
     if (!id) return;
     const s = observePod(pod);
+    // Never reported as running without its files: recover() reaps it.
+    if (this.orphanedLaunch(pod, id) && !isTerminal(s.state)) return;
     const stopReason = this.stopReasons.get(id);
     if (stopReason && isTerminal(s.state)) return this.emit(id, { ...s, reason: stopReason });
     if (s.state === 'STATE_RUNNING' && (this.pendingFiles.has(id) || this.seeding.has(id))) return void this.seedFiles(id);
@@ -145,19 +157,26 @@ export class KubernetesBackend implements SandboxBackend {
   }
 
   /**
-   * Writes the launch's files through exec, then reports RUNNING. pods/exec needs a running
-   * container, so a main process given in `command` may start before they land (see README).
+   * Writes the launch's files through exec, opens the launch gate of a main command waiting for
+   * them, marks the pod `written`, then reports RUNNING. pods/exec needs a running container,
+   * hence the gate (see {@link LAUNCH_GATE_MARKER}).
    */
   private async seedFiles(id: string): Promise<void> {
-    const files = this.pendingFiles.get(id);
-    if (!files) return;
+    const pending = this.pendingFiles.get(id);
+    if (!pending) return;
     this.pendingFiles.delete(id);
     this.seeding.add(id);
     try {
-      for (const f of files) {
+      for (const f of pending.files) {
         await this.run(id, ['sh', '-c', 'mkdir -p "$(dirname "$1")"', 'sh', f.path]);
         await this.writeFile(id, f.path, f.content);
       }
+      if (pending.gated) {
+        const opened = await this.run(id, ['sh', '-c', `: > ${LAUNCH_GATE_MARKER}`]);
+        if (opened.exitCode !== 0) throw new Error(`opening the launch gate: ${opened.stderr.toString().trim() || `exit ${String(opened.exitCode)}`}`);
+      }
+      this.seeded.add(id);
+      await this.markFilesWritten(id);
       this.emit(id, { state: 'STATE_RUNNING' });
     } catch (e) {
       this.emit(id, { state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `writing launch files: ${e instanceof Error ? e.message : String(e)}` });
@@ -167,9 +186,30 @@ export class KubernetesBackend implements SandboxBackend {
     }
   }
 
+  /**
+   * Records on the pod that its files are in place, so a restarted runner adopts it. Retried: a
+   * pod left `pending` after its files landed would be failed by the next runner's recovery.
+   * A pod already gone needs no mark.
+   */
+  private async markFilesWritten(id: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.core.patchNamespacedPod(
+          { name: podNameFor(id), namespace: this.opts.namespace, body: { metadata: { annotations: { [LAUNCH_FILES_ANNOTATION]: 'written' } } } },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        );
+        return;
+      } catch (e) {
+        if (statusCode(e) === 404 || attempt >= 5) throw e;
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+    }
+  }
+
   private observeDeleted(pod: k8s.V1Pod): void {
     const id = pod.metadata?.annotations?.[SANDBOX_ID_ANNOTATION];
     if (!id) return;
+    this.seeded.delete(id);
     const final = observePod(pod);
     const stopReason = this.stopReasons.get(id);
     if (stopReason) this.emit(id, { state: isTerminal(final.state) && final.state === 'STATE_FAILED' ? 'STATE_FAILED' : 'STATE_COMPLETED', reason: stopReason, ...(final.exitCode !== undefined ? { exitCode: final.exitCode } : {}) });
@@ -181,7 +221,7 @@ export class KubernetesBackend implements SandboxBackend {
   async launch(spec: LaunchSpec): Promise<void> {
     await this.start();
     const pod = buildSandboxPod(spec, this.podOpts);
-    if (spec.files.length > 0 && !this.last.has(spec.sandboxId)) this.pendingFiles.set(spec.sandboxId, spec.files);
+    if (spec.files.length > 0 && !this.last.has(spec.sandboxId)) this.pendingFiles.set(spec.sandboxId, { files: spec.files, gated: launchIsGated(spec) });
     const policy = buildSandboxNetworkPolicy(spec, this.podOpts);
     try {
       // The policy first, so the pod never runs a moment without it.
@@ -339,7 +379,11 @@ export class KubernetesBackend implements SandboxBackend {
       } catch {
         labels = {};
       }
-      return [{ sandboxId: id, labels, state: observePod(pod).state, startedAt: started, deadline: new Date(started.getTime() + (pod.spec?.activeDeadlineSeconds ?? 0) * 1000) }];
+      const found: RecoveredSandbox = { sandboxId: id, labels, state: observePod(pod).state, startedAt: started, deadline: new Date(started.getTime() + (pod.spec?.activeDeadlineSeconds ?? 0) * 1000) };
+      if (this.orphanedLaunch(pod, id)) {
+        found.unrecoverable = { reason: 'FAILED_TO_START', message: 'the runner restarted before this sandbox\'s launch files were written; create it again' };
+      }
+      return [found];
     });
   }
 

@@ -10,6 +10,20 @@ export const RUNTIME_CLASS_LABEL = 'paddock.dev/runtime-class';
 /** Exact ids and the launch labels live in annotations: label values are capped at 63 characters. */
 export const SANDBOX_ID_ANNOTATION = 'paddock.dev/sandbox-id';
 export const LAUNCH_LABELS_ANNOTATION = 'paddock.dev/launch-labels';
+/**
+ * `pending` from the pod's creation until the runner has written the launch's files through exec,
+ * then `written`. A pod still `pending` that no live runner is seeding was left by a runner that
+ * died mid-launch: its files are lost with that runner, so recovery fails it instead of serving a
+ * sandbox without them.
+ */
+export const LAUNCH_FILES_ANNOTATION = 'paddock.dev/launch-files';
+/**
+ * A main command with launch files waits for this marker, in its working directory (where the
+ * files land too), before it execs: files are written through pods/exec, which needs a running
+ * container, so without the gate the command would race its own inputs.
+ */
+export const LAUNCH_GATE_MARKER = '.paddock-launch-ready';
+const LAUNCH_GATE_SCRIPT = `while [ ! -e ${LAUNCH_GATE_MARKER} ]; do sleep 0.05 2>/dev/null || sleep 1; done; rm -f ${LAUNCH_GATE_MARKER}; exec "$@"`;
 export const CONTAINER_NAME = 'sandbox';
 export const WORKSPACE_PATH = '/workspace';
 /** Non-root uid/gid the sandbox runs as (the conventional "nonroot" of distroless images). */
@@ -47,6 +61,16 @@ export function runtimeClassFor(spec: LaunchSpec, opts: SandboxPodOptions): stri
 /** Env names Kubernetes accepts (C_IDENTIFIER-ish, no `=`); anything else is dropped, never passed raw. */
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 
+/** Whether the main container waits for its launch files (see {@link LAUNCH_GATE_MARKER}). */
+export function launchIsGated(spec: LaunchSpec): boolean {
+  return spec.files.length > 0 && spec.command.length > 0;
+}
+
+/** The main container's command: the spec's own, behind the launch gate when files must land first. */
+function mainCommand(spec: LaunchSpec): string[] {
+  return launchIsGated(spec) ? ['sh', '-c', LAUNCH_GATE_SCRIPT, 'paddock-launch-gate', ...spec.command] : [...spec.command];
+}
+
 /**
  * Builds the sandbox pod from a closed schema. Pure. Every field is set here from typed LaunchSpec
  * values; nothing from the user is spread into the manifest, so a spec cannot smuggle
@@ -73,6 +97,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
       annotations: {
         [SANDBOX_ID_ANNOTATION]: spec.sandboxId,
         [LAUNCH_LABELS_ANNOTATION]: JSON.stringify(spec.labels),
+        ...(spec.files.length > 0 ? { [LAUNCH_FILES_ANNOTATION]: 'pending' } : {}),
       },
     },
     spec: {
@@ -95,7 +120,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
           name: CONTAINER_NAME,
           image: spec.image,
           imagePullPolicy: 'IfNotPresent',
-          ...(spec.command.length > 0 ? { command: [...spec.command] } : {}),
+          ...(spec.command.length > 0 ? { command: mainCommand(spec) } : {}),
           workingDir: spec.workingDir ?? WORKSPACE_PATH,
           env: Object.entries(spec.env)
             .filter(([name]) => ENV_NAME.test(name))
