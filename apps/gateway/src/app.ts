@@ -27,6 +27,7 @@ import { SandboxLifecycleService } from './sandboxes/sandbox-lifecycle.service';
 import { SandboxOpsService } from './sandboxes/sandbox-ops.service';
 import { SandboxRouteCache } from './sandboxes/sandbox-route-cache';
 import { SandboxRepository } from './sandboxes/sandbox.repository';
+import { SandboxChangeBroadcast } from './sandboxes/change-broadcast';
 import { SandboxStateWaiters } from './sandboxes/state-waiters';
 import { StateEventsConsumer } from './sandboxes/state-events.consumer';
 
@@ -92,7 +93,9 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   const routes = new SandboxRouteCache(config.sandboxCacheMs);
   const waiters = new SandboxStateWaiters();
   metrics.watch({ longPolls: () => waiters.size, routeCacheEntries: () => routes.size });
-  const repo = new SandboxRepository(db, routes, waiters);
+  // State writes wake long polls here and, through NATS, on every other gateway.
+  const changes = new SandboxChangeBroadcast(nc, waiters);
+  const repo = new SandboxRepository(db, routes, changes);
   const placement = new PlacementService(registry, new PolicySource(db));
   const lifecycle = new SandboxLifecycleService(repo, placement, runners, metrics, undefined, undefined, { waiters, recheckMs: config.waitRecheckMs });
   const events = new StateEventsConsumer(nc, repo, metrics, log);
@@ -162,6 +165,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   app.enableShutdownHooks();
 
   heartbeats.start();
+  changes.start();
   events.start();
   await app.listen(config.port, config.host);
   reconciler.start();
@@ -186,6 +190,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
       closed = true;
       await reconciler.stop();
       heartbeats.stop();
+      changes.stop();
       await app.close();
       await events.stop();
       await nc.drain().catch(() => undefined);

@@ -85,19 +85,32 @@ describe('gateway :wait long poll', () => {
     }
   });
 
-  it('a long poll on another gateway of the queue group still answers, by its re-check', async () => {
-    // The runner's event goes to one gateway of the queue group; the other re-reads its row every
-    // GATEWAY_WAIT_RECHECK_MS (here 100 ms) and answers from the database.
-    const gw2 = await startGateway(c.infra, { GATEWAY_WAIT_RECHECK_MS: '100', GATEWAY_RECONCILE_INTERVAL_MS: '600000' });
+  it('a long poll on another gateway of the queue group answers at once, woken by the writing gateway', async () => {
+    // The runner's event goes to one gateway of the queue group, which writes the row and
+    // broadcasts the change. The re-check (the safety net for lost broadcasts) is set to 60 s
+    // here: only the broadcast can make these waits prompt.
+    const gw2 = await startGateway(c.infra, { GATEWAY_WAIT_RECHECK_MS: '60000', GATEWAY_RECONCILE_INTERVAL_MS: '600000' });
     try {
       await waitFor(() => gw2.registry.isFresh('r-medium'), { timeoutMs: 30_000, what: 'gw2 hears the runner' });
+      const waits: number[] = [];
       for (let round = 0; round < 4; round++) {
         const created = await http(c.gw.url, 'POST', '/v1/sandboxes', c.token, { spec: specWith('250m') });
         expect(created.status).toBe(200);
         const id = (created.json as View).sandboxId;
-        const waited = await http(gw2.url, 'GET', `/v1/sandboxes/${id}:wait?timeoutSeconds=30`, c.token);
+        const t0 = performance.now();
+        const waited = await http(gw2.url, 'GET', `/v1/sandboxes/${id}:wait?timeoutSeconds=50`, c.token);
+        waits.push(performance.now() - t0);
         expect((waited.json as View).status.state).toBe('STATE_RUNNING');
+        // until=ended on the other gateway: woken by the stop written on the first one.
+        const ended = http(gw2.url, 'GET', `/v1/sandboxes/${id}:wait?until=ended&timeoutSeconds=50`, c.token);
+        await waitFor(() => gw2.waiters.size > 0 || undefined, { what: 'the until=ended poll is parked' });
+        const t1 = performance.now();
+        expect((await http(c.gw.url, 'DELETE', `/v1/sandboxes/${id}`, c.token)).status).toBe(200);
+        expect(((await ended).json as View).status.state).toBe('STATE_COMPLETED');
+        waits.push(performance.now() - t1);
       }
+      // Far below the 60 s re-check (each wait is a sandbox start or stop plus one broadcast).
+      expect(Math.max(...waits)).toBeLessThan(20_000);
       expect(gw2.waiters.size).toBe(0);
     } finally {
       await gw2.close();

@@ -36,6 +36,11 @@ export const subjects = {
   /** Connection-status changes derived by the control plane (control plane → anyone). */
   runnerConnection: (runnerId: string): string => `evt.cp.v1.runner.${token(runnerId)}.connection`,
   allRunnerConnections: (): string => 'evt.cp.v1.runner.*.connection',
+  /**
+   * A gateway applied a state change to a sandbox row (gateway → every gateway, no queue group):
+   * long polls parked on the other gateways re-read the row at once. Payload: the sandbox id.
+   */
+  sandboxRowChanged: (): string => 'evt.gw.v1.sandbox.changed',
 } as const;
 
 export const RUNNER_RPC_OPS = [

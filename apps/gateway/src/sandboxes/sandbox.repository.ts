@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { PaddockError, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
 import type { GatewayDatabase, PlacementRecord } from '../db/database';
 import type { SandboxRouteCache } from './sandbox-route-cache';
-import type { SandboxStateWaiters } from './state-waiters';
+import type { SandboxChangeListener } from './change-broadcast';
 import { isTerminalRow, type SandboxRow } from './sandbox-view';
 
 const TERMINAL = ['STATE_COMPLETED', 'STATE_FAILED'] as const;
@@ -56,7 +56,7 @@ export class SandboxRepository {
   constructor(
     private readonly db: Kysely<GatewayDatabase>,
     private readonly routes?: SandboxRouteCache,
-    private readonly waiters?: SandboxStateWaiters,
+    private readonly waiters?: SandboxChangeListener,
   ) {}
 
   /** Inserts the PENDING row; with a requestId already used, returns the existing row instead. */
