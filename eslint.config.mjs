@@ -29,14 +29,9 @@ export default tseslint.config(
     },
   },
   {
-    // Tests may use looser typing of parsed JSON bodies.
+    // Tests pass methods to expect() and vi helpers unbound; parsed JSON bodies are typed like any other value.
     files: ['**/test/**/*.ts', '**/*.spec.ts'],
     rules: {
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/unbound-method': 'off',
     },
   },

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { buildProgram, run } from '../src/program';
 import { completeWords } from '../src/commands/completion';
 import { configPath, effectiveSettings, saveConfig } from '../src/config';
+import type { CwicConfig } from '../src/config';
 import { Ctx, type Io } from '../src/context';
 import { EXIT, exitCodeForApiCode, violationLine } from '../src/errors';
 
@@ -51,7 +52,7 @@ describe('cwic without a server', () => {
     const p = saveConfig({ token: 'file-token', controlPlaneUrl: 'http://cp:1' }, env);
     expect(p).toBe(join(home, 'cwic', 'config.json'));
     expect(statSync(p).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(readFileSync(p, 'utf8')).token).toBe('file-token');
+    expect((JSON.parse(readFileSync(p, 'utf8')) as CwicConfig).token).toBe('file-token');
     expect(effectiveSettings(env).token).toBe('file-token');
     expect(effectiveSettings({ ...env, PADDOCK_API_KEY: 'env-token' }).token).toBe('env-token');
     expect(effectiveSettings({ ...env, PADDOCK_CONTROL_PLANE_URL: 'http://x:2/' }).controlPlaneUrl).toBe('http://x:2');

@@ -38,6 +38,20 @@ interface Runner {
   activeRevision: string;
 }
 
+/** `cwic auth whoami -o json` (the fields these tests read). */
+interface WhoAmI {
+  role: string;
+  organization: { id: string };
+  tokenSource: string;
+}
+
+/** `cwic sandbox runner policy get -o json`: the policy alone, without the runner's etag. */
+interface ExportedPolicy {
+  etag?: string;
+  displayName?: string;
+  constraints: { resources: { maxCpu: string } };
+}
+
 describe('seed cwic commands, verbatim', () => {
   let p: Platform;
   let nc: NatsConnection;
@@ -67,7 +81,7 @@ describe('seed cwic commands, verbatim', () => {
     expect(login.code).toBe(0);
     const who = sh(p, 'env -u TOKEN cwic auth whoami -o json');
     expect(who.code).toBe(0);
-    const whoJson = JSON.parse(who.stdout);
+    const whoJson = JSON.parse(who.stdout) as WhoAmI;
     expect(whoJson.role).toBe('SANDBOX_ADMIN');
     expect(whoJson.organization.id).toMatch(/\S/);
     expect(whoJson.tokenSource).toMatch(/config\.json$/);
@@ -156,7 +170,7 @@ cwic sandbox runner policy edit prod-us-east-1 -f policy2.json --etag "$(jq -r '
   it('policy get exports without the etag; policy edit -f without --etag reads the current revision', async () => {
     const g = sh(p, 'cwic sandbox runner policy get prod-us-east-1 -o json');
     expect(g.code).toBe(0);
-    const exported = JSON.parse(g.stdout);
+    const exported = JSON.parse(g.stdout) as ExportedPolicy;
     expect(exported.etag).toBeUndefined();
     expect(exported.constraints.resources.maxCpu).toBe('8');
     writeFileSync(join(p.workDir, 'p3.json'), JSON.stringify({ ...exported, displayName: 'renamed' }));

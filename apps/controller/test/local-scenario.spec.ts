@@ -42,7 +42,7 @@ describe('controller with the local driver and the real runner', () => {
   let stateDir: string;
   const api = <T>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> => httpJson<T>(cp.url, method, path, cp.token, body);
   const runner = async (): Promise<Runner> => (await api<Runner>('GET', '/v1/sandbox/managedRunners/local-a')).json;
-  const pidOf = (): number => JSON.parse(readFileSync(join(stateDir, 'runners', 'local-a', 'process.json'), 'utf8')).pid as number;
+  const pidOf = (): number => (JSON.parse(readFileSync(join(stateDir, 'runners', 'local-a', 'process.json'), 'utf8')) as { pid: number }).pid;
   const alive = (pid: number): boolean => {
     try {
       process.kill(pid, 0);

@@ -90,7 +90,7 @@ describe('watch', () => {
       void new k8s.Watch(server.kubeConfig()).watch('/api/v1/namespaces/w/configmaps', { resourceVersion: '1' }, (type, object: { code?: number; reason?: string }) => got.push({ type, object }), resolve);
     });
     await done;
-    expect(got).toEqual([{ type: 'ERROR', object: expect.objectContaining({ kind: 'Status', code: 410, reason: 'Expired' }) }]);
+    expect(got).toEqual([{ type: 'ERROR', object: expect.objectContaining({ kind: 'Status', code: 410, reason: 'Expired' }) as unknown }]);
   });
 
   it('sends BOOKMARK events when asked and ends the stream at timeoutSeconds', async () => {

@@ -24,6 +24,27 @@ function memoryIo(files: Record<string, string>): CliIo & { out: string; err: st
   return io;
 }
 
+/** `validate` on success: the validated policy (the fields these tests read). */
+interface ValidateOutput {
+  ok: boolean;
+  policy: { displayName?: string; constraints: { resources: { maxCpu: string } } };
+}
+
+/** `resolve` on success: the resolved spec (the fields these tests read). */
+interface ResolveOutput {
+  ok: boolean;
+  resolved: {
+    lifetimeSeconds: number;
+    containers: { resources: { requests: { memoryBytes: number } } }[];
+  };
+}
+
+/** Any rejection: `{ ok: false, violations }`. */
+interface RejectOutput {
+  ok: false;
+  violations: { field: string; rule: string; description: string }[];
+}
+
 /** The seed's whole runner.yaml: the CLI reads its policy section. */
 const RUNNER_YAML = seedRunnerYaml('c');
 
@@ -31,7 +52,7 @@ describe('paddock-policy CLI (main)', () => {
   it('validate: a whole runner.yaml validates (exit 0, policy as JSON)', () => {
     const io = memoryIo({ 'runner.yaml': RUNNER_YAML });
     expect(main(['validate', 'runner.yaml'], io)).toBe(0);
-    const out = JSON.parse(io.out);
+    const out = JSON.parse(io.out) as ValidateOutput;
     expect(out.ok).toBe(true);
     expect(out.policy.constraints.resources.maxCpu).toBe('4');
   });
@@ -41,7 +62,7 @@ describe('paddock-policy CLI (main)', () => {
       'p.json': '{"constraints": {"network": {"defaultEgress": [{"httpsHostname": "pypi.org"}]}}}',
     });
     expect(main(['validate', 'p.json'], io)).toBe(1);
-    expect(JSON.parse(io.out).violations[0].rule).toBe('default_egress_hostname');
+    expect((JSON.parse(io.out) as RejectOutput).violations[0]?.rule).toBe('default_egress_hostname');
     expect(io.err).toContain(
       'p.json: constraints.network.defaultEgress[0].httpsHostname: default_egress must not contain DNS-name destinations [default_egress_hostname]',
     );
@@ -50,7 +71,7 @@ describe('paddock-policy CLI (main)', () => {
   it('validate: a parser bomb is a rejection (exit 1), not a crash', () => {
     const io = memoryIo({ 'bomb.yaml': 'a: &a [1]\nb: *a\n' });
     expect(main(['validate', 'bomb.yaml'], io)).toBe(1);
-    expect(JSON.parse(io.out).violations[0].rule).toBe('alias_refused');
+    expect((JSON.parse(io.out) as RejectOutput).violations[0]?.rule).toBe('alias_refused');
   });
 
   it('resolve: spec over a YAML policy prints the resolved spec', () => {
@@ -59,9 +80,9 @@ describe('paddock-policy CLI (main)', () => {
       'spec.yaml': 'containers:\n  - image: python:3.12\nmax_lifetime_seconds: 120\n',
     });
     expect(main(['resolve', '--policy', 'runner.yaml', '--spec', 'spec.yaml'], io)).toBe(0);
-    const out = JSON.parse(io.out);
+    const out = JSON.parse(io.out) as ResolveOutput;
     expect(out.resolved.lifetimeSeconds).toBe(120);
-    expect(out.resolved.containers[0].resources.requests.memoryBytes).toBe(2 * 1024 ** 3);
+    expect(out.resolved.containers[0]?.resources.requests.memoryBytes).toBe(2 * 1024 ** 3);
   });
 
   it('resolve: a violation exits 1 with the actionable message', () => {
@@ -93,7 +114,7 @@ describe('paddock-policy CLI (main)', () => {
       's.json': '{"network": {"egress": [{"any": true}]}}',
     });
     expect(main(['resolve', '--spec', 's.json', '--capabilities', 'caps.json'], io)).toBe(1);
-    const rules = JSON.parse(io.out).violations.map((v: { rule: string }) => v.rule);
+    const rules = (JSON.parse(io.out) as RejectOutput).violations.map((v) => v.rule);
     expect(rules).toContain('runner_capability');
   });
 
@@ -124,7 +145,7 @@ describe('paddock-policy CLI (real process via tsx)', () => {
       );
     const good = run(['validate', join(dir, 'runner.yaml')]);
     expect(good.status).toBe(0);
-    expect(JSON.parse(good.stdout).policy.displayName).toBe('default');
+    expect((JSON.parse(good.stdout) as ValidateOutput).policy.displayName).toBe('default');
     const bad = run(['validate', join(dir, 'bad.yaml')]);
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain(

@@ -14,7 +14,7 @@ describe('clusters', () => {
   it('registers with a server-assigned UUID and lists it (cwic cluster get)', async () => {
     const r = await api<Cluster>(t, 'POST', '/v1/clusters', { token: t.adminToken, body: { name: 'prod-east', zone: 'us-east-04a' } });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'prod-east', zone: 'us-east-04a', createTime: t.clock.now().toISOString() });
+    expect(r.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown, name: 'prod-east', zone: 'us-east-04a', createTime: t.clock.now().toISOString() });
     const list = await api<ListClustersResponse>(t, 'GET', '/v1/clusters', { token: t.adminToken });
     expect(list.body.clusters).toContainEqual(r.body);
     expect((await api(t, 'GET', `/v1/clusters/${r.body.id}`, { token: t.adminToken })).body).toEqual(r.body);

@@ -49,7 +49,7 @@ describe('authentication', () => {
   it('a missing token is unauthenticated too', async () => {
     const r = await body401(undefined);
     expect(r.status).toBe(401);
-    expect(JSON.parse(r.text).code).toBe('unauthenticated');
+    expect((JSON.parse(r.text) as ErrorBody).code).toBe('unauthenticated');
   });
 
   it('public routes need no token', async () => {

@@ -131,7 +131,7 @@ describe('status', () => {
     expect(r.status).toBe(200);
     const revisions = r.body.revisions;
     expect(revisions.map((x) => x.eventType)).toEqual(['RunnerPolicyReplaced', 'RunnerSettingsUpdated', 'RunnerCreated']);
-    expect(revisions[0]).toMatchObject({ revision: 3, policyEtag: patched.body.etag, actor: expect.stringMatching(/\S/) });
+    expect(revisions[0]).toMatchObject({ revision: 3, policyEtag: patched.body.etag, actor: expect.stringMatching(/\S/) as unknown });
     expect(revisions[0]?.changes).toEqual([{ field: 'policy.constraints', after: { lifecycle: { defaultLifetimeSeconds: 120 } } }]);
     expect(revisions[1]?.changes).toEqual([{ field: 'displayName', before: '', after: 'History' }]);
     expect(revisions[1]?.policyEtag).toBe(body.etag);

@@ -191,7 +191,7 @@ print('internet', try_(lambda: socket.create_connection(('1.1.1.1', 53), timeout
 `;
       await t.backend.writeFile('neighbour', '/workspace/probe.py', Buffer.from(probe.replace('${port}', String(port))));
       const r = await t.backend.exec('neighbour', { argv: ['python3', '/workspace/probe.py'] });
-      const got = Object.fromEntries(r.stdout.toString().trim().split('\n').map((l) => l.split(' ')));
+      const got = Object.fromEntries(r.stdout.toString().trim().split('\n').map((l) => l.split(' ') as [string, string]));
       expect(got).toEqual({
         capeff: '0000000000000000',
         ptrace: 'EPERM',

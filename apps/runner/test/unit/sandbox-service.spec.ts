@@ -2,6 +2,7 @@ import { PaddockError, type SandboxStateEvent } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import { PolicyHolder } from '../../src/policy/policy-holder';
 import { RUNNER_ID_LABEL, SANDBOX_META_LABEL } from '../../src/service/launch-spec';
+import type { PersistedSandboxMeta } from '../../src/service/launch-spec';
 import { SandboxService, type RunnerLogger } from '../../src/service/sandbox-service';
 import { MemoryBackend } from '../support/memory-backend';
 
@@ -228,7 +229,7 @@ describe('SandboxService.recover', () => {
     const kept = second.service.get({ sandboxId: 'keep', organizationId: 'org-1' });
     expect(kept.status.state).toBe('STATE_RUNNING');
     expect(kept.status.effectiveResources).toMatchObject({ cpu: '100m' });
-    expect(JSON.parse(labels[SANDBOX_META_LABEL] ?? '{}').spec).toEqual(kept.spec);
+    expect((JSON.parse(labels[SANDBOX_META_LABEL] ?? '{}') as Partial<PersistedSandboxMeta>).spec).toEqual(kept.spec);
     const terminal = second.events.filter((e) => e.state === 'STATE_FAILED');
     expect(terminal.map((e) => [e.sandboxId, e.reason])).toEqual([
       ['stranger', 'REAPED_UNKNOWN'],
