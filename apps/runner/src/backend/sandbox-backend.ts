@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { RunnerCapabilities, SandboxState, SandboxStateReason } from '@paddock/contracts';
+import type { PortProtocol, RunnerCapabilities, SandboxState, SandboxStateReason } from '@paddock/contracts';
 
 /**
  * The seam between the runner service (policy, RPC, heartbeats, bookkeeping) and a backend that
@@ -31,10 +31,23 @@ export interface LaunchSpec {
   lifetimeSeconds: number;
   /** `none`: no network namespace access at all (deny-all egress). `host`: share the host network. */
   network: 'none' | 'host';
+  /**
+   * Allow-only egress to these CIDR blocks over default deny (with `network: 'none'`). Only a
+   * backend that advertises the `cidr` egress rule kind receives any: the policy engine refuses
+   * such rules for every other runner, so no backend can drop them silently.
+   */
+  egressCidrs?: EgressCidrRule[];
   /** Files written into the sandbox before the main process starts. */
   files: { path: string; content: Buffer }[];
   /** Free-form labels persisted with the sandbox so a restarted runner can adopt it. */
   labels: Record<string, string>;
+}
+
+/** One resolved egress grant: a CIDR block (minus `except`), on `ports` or every port when empty. */
+export interface EgressCidrRule {
+  cidr: string;
+  except: string[];
+  ports: { protocol: PortProtocol; port: number; endPort?: number }[];
 }
 
 /** A state change observed by the backend (published by the runner as a sandbox state event). */

@@ -1,7 +1,7 @@
 import type { ResolvedContainer, ResolvedSandboxSpec, SandboxEffectiveFields, SandboxSpec } from '@paddock/contracts';
 import { SandboxEffectiveFieldsSchema, SandboxSpecSchema } from '@paddock/contracts';
 import { z } from 'zod';
-import type { LaunchSpec } from '../backend/sandbox-backend';
+import type { EgressCidrRule, LaunchSpec } from '../backend/sandbox-backend';
 
 /** Host-protecting caps the policy has no field for; they come from the runner's configuration. */
 export interface SandboxHostCaps {
@@ -58,12 +58,31 @@ export function allocationOf(resolved: ResolvedSandboxSpec): { cpuMillis: number
   };
 }
 
+/** The resolved egress grants that are CIDR blocks (every other kind was refused for this runner). */
+function egressCidrsOf(resolved: ResolvedSandboxSpec): { egressCidrs?: EgressCidrRule[] } {
+  const { egress } = resolved;
+  if (egress.denyAll || egress.unrestricted) return {};
+  const rules = egress.rules.flatMap((r): EgressCidrRule[] =>
+    r.cidr
+      ? [
+          {
+            cidr: r.cidr.cidr,
+            except: r.cidr.except ?? [],
+            ports: (r.ports ?? []).map((p) => ({ protocol: p.protocol ?? 'TCP', port: p.port, ...(p.endPort !== undefined ? { endPort: p.endPort } : {}) })),
+          },
+        ]
+      : [],
+  );
+  return rules.length > 0 ? { egressCidrs: rules } : {};
+}
+
 /**
  * Maps a resolved, admitted spec to what a backend launches. Pure.
  *
- * Network: the local backend can only share the host network or have none, so anything short of
- * unrestricted egress runs with no network (the policy engine has already refused rule kinds the
- * runner's capabilities cannot enforce; this is the safe fallback, never a widening).
+ * Network: unrestricted egress shares the host network; anything else starts from no network,
+ * plus the resolved CIDR grants (`egressCidrs`) for a backend that enforces them. The policy
+ * engine has already refused every rule kind the runner's capabilities cannot enforce, so a grant
+ * never reaches a backend that would drop it; and nothing here ever widens what was resolved.
  */
 export function toLaunchSpec(input: {
   sandboxId: string;
@@ -92,6 +111,7 @@ export function toLaunchSpec(input: {
     openFilesMax: input.caps.openFilesMax,
     lifetimeSeconds: resolved.lifetimeSeconds,
     network: resolved.egress.unrestricted && !resolved.egress.denyAll ? 'host' : 'none',
+    ...egressCidrsOf(resolved),
     files: primary.files.map((f) => ({ path: f.path, content: Buffer.from(f.content, 'base64') })),
     labels: {
       [RUNNER_ID_LABEL]: input.runnerId,

@@ -59,6 +59,24 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     expect(withEnv.stdout.toString()).toBe('hello\n/\n');
   });
 
+  it('enforces resolved CIDR egress grants in the sandbox NetworkPolicy (ipBlock, exceptions, ports)', async () => {
+    await backend.launch(
+      launchSpec({
+        sandboxId: 'sb-cidr',
+        egressCidrs: [
+          { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'], ports: [{ protocol: 'TCP', port: 443 }] },
+          { cidr: '2001:db8::/32', except: [], ports: [] },
+        ],
+      }),
+    );
+    const np = server.get('networking.k8s.io/v1', 'NetworkPolicy', podNameFor('sb-cidr'), NS) as { spec?: unknown } | undefined;
+    expect(np?.spec).toMatchObject({
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [],
+      egress: [{ to: [{ ipBlock: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] } }], ports: [{ protocol: 'TCP', port: 443 }] }, { to: [{ ipBlock: { cidr: '2001:db8::/32' } }] }],
+    });
+  });
+
   it('streams exec stdin to stdout byte-exact', async () => {
     await running('sb-stream');
     const proc = await backend.execStream('sb-stream', { argv: ['cat'] });

@@ -8,7 +8,7 @@ import {
 } from '@paddock/k8s-testserver';
 import fc from 'fast-check';
 import { buildSandboxNetworkPolicy, buildSandboxPod, runtimeClassFor, type SandboxPodOptions } from '../../src/backend/kubernetes';
-import type { LaunchSpec } from '../../src/backend/sandbox-backend';
+import type { EgressCidrRule, LaunchSpec } from '../../src/backend/sandbox-backend';
 import { createRestrictedNamespace } from './support';
 
 const RUNS = Number(process.env.PADDOCK_SOAK ? 50_000 : 5_000);
@@ -21,6 +21,16 @@ const SMUGGLING_KEYS = ['runtimeClassName', 'nodeName', 'tolerations', 'hostUser
 const key = fc.oneof(fc.constantFrom(...SMUGGLING_KEYS), fc.string({ minLength: 1, maxLength: 20 }));
 const value = fc.oneof(fc.constantFrom('gvisor', 'kata', 'runc', 'true', 'node-1', '[{"operator":"Exists"}]', ''), fc.string({ maxLength: 30 }));
 const id = fc.oneof(fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,60}$/), fc.string({ minLength: 1, maxLength: 80 }));
+
+/** Resolved CIDR grants as the policy engine leaves them: canonical blocks, exceptions inside, valid ports. */
+const egressCidrArb: fc.Arbitrary<EgressCidrRule> = fc.record({
+  cidr: fc.constantFrom('10.0.0.0/8', '192.168.1.0/24', '203.0.113.7/32', '2001:db8::/32'),
+  except: fc.constantFrom<string[]>([], ['10.1.0.0/16'], ['192.168.1.128/25']),
+  ports: fc.array(
+    fc.record({ protocol: fc.constantFrom('TCP' as const, 'UDP' as const, 'SCTP' as const), port: fc.integer({ min: 1, max: 60_000 }) }),
+    { maxLength: 3 },
+  ),
+});
 
 const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
   sandboxId: id,
@@ -37,10 +47,13 @@ const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
   openFilesMax: fc.integer({ min: 1, max: 1 << 20 }),
   lifetimeSeconds: fc.integer({ min: 1, max: 7 * 86_400 }),
   network: fc.constantFrom('none' as const, 'host' as const),
-  files: fc.constant<LaunchSpec['files']>([]),
+  egressCidrs: fc.option(fc.array(egressCidrArb, { maxLength: 4 }), { nil: undefined }),
+  // A file with a command puts the main container behind the launch gate.
+  files: fc.oneof(fc.constant<LaunchSpec['files']>([]), fc.constant<LaunchSpec['files']>([{ path: 'in/data.txt', content: Buffer.from('x') }])),
   labels: fc.dictionary(key, value, { maxKeys: 6 }),
 }).map((s) => {
   if (s.workingDir === undefined) delete s.workingDir;
+  if (s.egressCidrs === undefined) delete s.egressCidrs;
   return s;
 });
 
@@ -68,6 +81,11 @@ function problemsOf(spec: LaunchSpec, opts: SandboxPodOptions): string[] {
   const expectedClass = opts.runtimeClassName ?? (opts.allowedRuntimeClasses?.includes(spec.labels['paddock.dev/runtime-class'] ?? '') ? spec.labels['paddock.dev/runtime-class'] : undefined);
   if (s.runtimeClassName !== expectedClass) problems.push(`runtimeClassName ${s.runtimeClassName} != ${expectedClass}`);
   if (s.restartPolicy !== 'Never' || s.activeDeadlineSeconds !== spec.lifetimeSeconds) problems.push('restartPolicy/deadline');
+  // Egress is exactly what was resolved: all of it for host, else one ipBlock rule per grant.
+  const egress = buildSandboxNetworkPolicy(spec, opts).spec?.egress ?? [];
+  const expectedEgress = spec.network === 'host' ? [{}] : (spec.egressCidrs ?? []).map((r) => r.cidr);
+  const gotEgress = spec.network === 'host' ? egress : egress.map((e) => e.to?.[0]?.ipBlock?.cidr);
+  if (JSON.stringify(gotEgress) !== JSON.stringify(expectedEgress)) problems.push(`egress ${JSON.stringify(gotEgress)} != ${JSON.stringify(expectedEgress)}`);
   return problems;
 }
 

@@ -79,6 +79,33 @@ describe('SandboxService.create', () => {
     expect(launch?.labels[RUNNER_ID_LABEL]).toBe('r1');
   });
 
+  it('hands the resolved CIDR egress grants to the backend, with their exceptions and ports, and nothing wider', async () => {
+    const { service, backend } = setup();
+    await service.create({
+      sandboxId: 'sb-cidr',
+      organizationId: 'org-1',
+      spec: {
+        ...small,
+        network: {
+          egress: [
+            { cidr: { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'] }, ports: [{ port: 443 }, { protocol: 'UDP', port: 5000, endPort: 5010 }] },
+            { cidr: { cidr: '203.0.113.7/32' } },
+          ],
+        },
+      },
+    });
+    await service.create({ sandboxId: 'sb-open', organizationId: 'org-1', spec: small });
+    const [cidr, open] = backend.launches;
+    expect(cidr?.network).toBe('none');
+    expect(cidr?.egressCidrs).toEqual([
+      { cidr: '10.0.0.0/8', except: ['10.1.0.0/16'], ports: [{ protocol: 'TCP', port: 443 }, { protocol: 'UDP', port: 5000, endPort: 5010 }] },
+      { cidr: '203.0.113.7/32', except: [], ports: [] },
+    ]);
+    // No rule requested and none by default: the runner's open default, and no grant list.
+    expect(open?.network).toBe('host');
+    expect(open?.egressCidrs).toBeUndefined();
+  });
+
   it('makes no second sandbox for a redelivered create, and refuses the same id with another spec', async () => {
     const { service, backend } = setup();
     const req = { sandboxId: 'sb-dup', organizationId: 'org-1', spec: small };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { V1NetworkPolicy, V1Pod } from '@kubernetes/client-node';
-import type { LaunchSpec } from '../sandbox-backend';
+import type { V1NetworkPolicy, V1NetworkPolicyEgressRule, V1Pod } from '@kubernetes/client-node';
+import type { EgressCidrRule, LaunchSpec } from '../sandbox-backend';
 
 export const SANDBOX_ID_LABEL = 'paddock.dev/sandbox-id';
 export const ORGANIZATION_ID_LABEL = 'paddock.dev/organization-id';
@@ -149,10 +149,21 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
   };
 }
 
+function egressRule(r: EgressCidrRule): V1NetworkPolicyEgressRule {
+  return {
+    to: [{ ipBlock: { cidr: r.cidr, ...(r.except.length > 0 ? { except: [...r.except] } : {}) } }],
+    ...(r.ports.length > 0
+      ? { ports: r.ports.map((p) => ({ protocol: p.protocol, port: p.port, ...(p.endPort !== undefined ? { endPort: p.endPort } : {}) })) }
+      : {}),
+  };
+}
+
 /**
  * One NetworkPolicy per sandbox, selecting its pod. Ingress is always denied (no rule). Egress:
- * `network: 'none'` → no egress rule (deny all, DNS included); `network: 'host'` → one empty rule
- * (allow all egress). Finer allow-lists (CIDR rules) need the resolved egress in LaunchSpec.
+ * `network: 'host'` → one empty rule (allow all egress); otherwise one `ipBlock` rule per resolved
+ * CIDR grant (`egressCidrs`, with its exceptions and ports), and none at all means deny all. DNS
+ * is not granted implicitly: a sandbox limited to CIDR grants connects by address (or is granted
+ * its resolver's address and port 53).
  */
 export function buildSandboxNetworkPolicy(spec: LaunchSpec, opts: SandboxPodOptions): V1NetworkPolicy {
   return {
@@ -171,7 +182,7 @@ export function buildSandboxNetworkPolicy(spec: LaunchSpec, opts: SandboxPodOpti
       podSelector: { matchLabels: { [SANDBOX_ID_LABEL]: labelValue(spec.sandboxId), [RUNNER_LABEL]: labelValue(spec.runnerId) } },
       policyTypes: ['Ingress', 'Egress'],
       ingress: [],
-      egress: spec.network === 'host' ? [{}] : [],
+      egress: spec.network === 'host' ? [{}] : (spec.egressCidrs ?? []).map(egressRule),
     },
   };
 }
