@@ -27,6 +27,7 @@ import { SandboxLifecycleService } from './sandboxes/sandbox-lifecycle.service';
 import { SandboxOpsService } from './sandboxes/sandbox-ops.service';
 import { SandboxRouteCache } from './sandboxes/sandbox-route-cache';
 import { SandboxRepository } from './sandboxes/sandbox.repository';
+import { SourceGate } from './runners/source-gate';
 import { SandboxChangeBroadcast } from './sandboxes/change-broadcast';
 import { SandboxStateWaiters } from './sandboxes/state-waiters';
 import { StateEventsConsumer } from './sandboxes/state-events.consumer';
@@ -96,8 +97,18 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   // State writes wake long polls here and, through NATS, on every other gateway.
   const changes = new SandboxChangeBroadcast(nc, waiters);
   const repo = new SandboxRepository(db, routes, changes);
-  const placement = new PlacementService(registry, new PolicySource(db));
-  const lifecycle = new SandboxLifecycleService(repo, placement, runners, metrics, undefined, undefined, { waiters, recheckMs: config.waitRecheckMs });
+  const policies = new PolicySource(db);
+  const placement = new PlacementService(registry, policies);
+  const lifecycle = new SandboxLifecycleService(
+    repo,
+    placement,
+    runners,
+    metrics,
+    undefined,
+    undefined,
+    { waiters, recheckMs: config.waitRecheckMs },
+    new SourceGate(registry, policies),
+  );
   const events = new StateEventsConsumer(nc, repo, metrics, log);
   const ops = new SandboxOpsService(lifecycle, runners, config.rpcTimeoutMs, routes, (runnerId) => registry.isFresh(runnerId));
   const auth = new TokenAuthenticator(db, config.authCacheMs);
@@ -124,7 +135,8 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     },
   };
 
-  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes });
+  // request.ip is the forwarded client only behind a proxy we were told to trust.
+  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy });
   const app = await NestFactory.create<NestFastifyApplication>(
     GatewayModule.register([
       { provide: LIFECYCLE, useValue: lifecycle },

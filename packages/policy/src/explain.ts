@@ -5,6 +5,7 @@ import type {
   RunnerCapabilities,
 } from '@paddock/contracts';
 import { resolveSandboxSpec } from './resolve';
+import { checkSourceAccess } from './source-access';
 
 /** One runner's verdict on a spec (issue 2 point 4). */
 export interface PlacementVerdict {
@@ -21,19 +22,22 @@ export interface PlacementCandidate {
 }
 
 /**
- * For each runner, whether it admits the spec and, if not, every reason. The gateway uses it to
+ * For each runner, whether it admits the spec (and, given `caller.sourceIp`, the caller's address:
+ * `controlPlaneAccess.sourceIpAllowlist`) and, if not, every reason. The gateway uses it to
  * pick runners, and to tell a user which constraint failed everywhere (see
  * {@link violationsCommonToAll}). Order follows the input.
  */
 export function explainPlacement(
   spec: unknown,
   runners: readonly PlacementCandidate[],
+  caller: { sourceIp?: string } = {},
 ): PlacementVerdict[] {
   return runners.map((r) => {
     const res = resolveSandboxSpec({ policy: r.policy, spec, capabilities: r.capabilities });
-    return res.ok
-      ? { runnerId: r.runnerId, admitted: true, violations: [], resolved: res.resolved }
-      : { runnerId: r.runnerId, admitted: false, violations: res.violations };
+    // The caller's address is a property of the request, not of the spec: checked beside it.
+    const source = caller.sourceIp === undefined ? null : checkSourceAccess(r.policy, caller.sourceIp);
+    if (res.ok && !source) return { runnerId: r.runnerId, admitted: true, violations: [], resolved: res.resolved };
+    return { runnerId: r.runnerId, admitted: false, violations: [...(source ? [source] : []), ...(res.ok ? [] : res.violations)] };
   });
 }
 

@@ -27,6 +27,7 @@ export {
 } from './legacy-template';
 export { parseCpuMillis, parseMemoryBytes, formatCpu, formatMemory, isQuantity } from './quantity';
 export { parseCidr, type ParsedCidr } from './cidr';
+export { checkSourceAccess, SOURCE_ALLOWLIST_FIELD } from './source-access';
 export { hostPatternCovers, isValidHostnamePattern } from './network';
 export { compilePolicy, type CompiledPolicy } from './compile';
 export { DEFAULT_POLICY, PLATFORM_DEFAULTS, SPEC_LIMITS } from './defaults';

@@ -75,6 +75,8 @@ export const POLICY_RULES = [
   'volume_medium_not_allowed',
   'volume_max_size',
   'max_lifetime',
+  // The caller's source address is outside the runner policy's controlPlaneAccess.sourceIpAllowlist.
+  'source_ip_not_allowed',
   // The chosen runner cannot enforce or provide what the resolved spec needs.
   'runner_capability',
   // An engine bug caught at the boundary (the engine never throws); fuzzing asserts it never appears.

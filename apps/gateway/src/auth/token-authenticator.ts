@@ -7,6 +7,12 @@ export interface Principal {
   organizationId: string;
   role: Role;
   tokenId: string;
+  /**
+   * The caller's address (Fastify's `request.ip`: the socket peer, or the forwarded client when
+   * `GATEWAY_TRUST_PROXY` trusts the proxy), checked against each runner policy's
+   * `controlPlaneAccess.sourceIpAllowlist`. Absent on internal calls, which no allowlist restricts.
+   */
+  sourceIp?: string;
 }
 
 /** `pdk_` + base64url; anything else is refused before the database is asked. */
@@ -43,6 +49,12 @@ export class TokenAuthenticator {
     private readonly cacheMs: number,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** Authenticates an HTTP request: its bearer token, and the address it comes from. */
+  async authenticateRequest(req: { headers: { authorization?: string | undefined }; ip: string }): Promise<Principal> {
+    // A fresh object: the cached principal is shared by every request with the same token.
+    return { ...(await this.authenticate(req.headers.authorization)), sourceIp: req.ip };
+  }
 
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const token = parseBearer(authorization);

@@ -1,3 +1,4 @@
+import { parseCidr } from '@paddock/policy';
 import { z } from 'zod';
 
 /**
@@ -32,8 +33,31 @@ export const GatewayEnvSchema = z.object({
   /** Maximum body of a JSON request (file writes are base64 inside JSON). */
   GATEWAY_BODY_LIMIT_BYTES: ms(96 * 1024 * 1024),
   GATEWAY_LOG_LEVEL: z.enum(['silent', 'error', 'warn', 'log', 'debug']).default('log'),
+  /**
+   * Which proxies may tell the gateway the client's address (X-Forwarded-For), the address each
+   * runner policy's `controlPlaneAccess.sourceIpAllowlist` is checked against: `false` (default:
+   * the socket peer is the client), `true` (any peer: only when every connection comes through
+   * your proxy), or a comma-separated list of proxy addresses or prefixes (`loopback`,
+   * `linklocal` and `uniquelocal` name those ranges).
+   */
+  GATEWAY_TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((v, ctx): TrustProxy => {
+      const t = v.trim();
+      if (t === '' || t === 'false') return false;
+      if (t === 'true') return true;
+      const list = t.split(',').map((x) => x.trim());
+      const bad = list.filter((x) => !PROXY_NAMES.has(x) && !parseCidr(x.includes('/') ? x : `${x}/${x.includes(':') ? 128 : 32}`));
+      if (bad.length) ctx.addIssue({ code: 'custom', message: `must be false, true or a list of proxy addresses/prefixes; cannot read ${bad.map((b) => JSON.stringify(b)).join(', ')}` });
+      return list;
+    }),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnvSchema>;
+
+/** What Fastify's `trustProxy` accepts and we allow. */
+export type TrustProxy = boolean | string[];
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 export interface GatewayConfig {
   port: number;
@@ -49,6 +73,7 @@ export interface GatewayConfig {
   waitRecheckMs: number;
   bodyLimitBytes: number;
   logLevel: GatewayEnv['GATEWAY_LOG_LEVEL'];
+  trustProxy: TrustProxy;
 }
 
 export function parseGatewayEnv(env: Record<string, string | undefined>): GatewayConfig {
@@ -72,5 +97,6 @@ export function parseGatewayEnv(env: Record<string, string | undefined>): Gatewa
     waitRecheckMs: e.GATEWAY_WAIT_RECHECK_MS,
     bodyLimitBytes: e.GATEWAY_BODY_LIMIT_BYTES,
     logLevel: e.GATEWAY_LOG_LEVEL,
+    trustProxy: e.GATEWAY_TRUST_PROXY,
   };
 }

@@ -12,7 +12,7 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<AuthedRequest>();
-    req.principal = await this.auth.authenticate(req.headers.authorization);
+    req.principal = await this.auth.authenticateRequest(req);
     return true;
   }
 }

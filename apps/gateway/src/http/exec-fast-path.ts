@@ -20,7 +20,7 @@ export function registerUnaryExecFastPath(fastify: FastifyInstance, auth: TokenA
     const { id, verb } = splitVerb(idVerb);
     if (verb !== 'exec') return;
     try {
-      const principal = await auth.authenticate(req.headers.authorization);
+      const principal = await auth.authenticateRequest(req);
       const out = await ops.exec(principal, id, bodyFields(req.body));
       return await reply.status(200).send(out);
     } catch (e) {

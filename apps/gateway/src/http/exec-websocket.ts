@@ -40,7 +40,7 @@ export function registerExecWebSocket(fastify: FastifyInstance, auth: TokenAuthe
       websocket: true,
       preValidation: async (req: FastifyRequest & { principal?: Principal }, reply: FastifyReply) => {
         try {
-          req.principal = await auth.authenticate(req.headers.authorization);
+          req.principal = await auth.authenticateRequest(req);
         } catch (e) {
           const err = toPaddockError(e);
           await reply.status(err.httpStatus).send(err.toBody());

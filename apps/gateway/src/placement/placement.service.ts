@@ -13,7 +13,7 @@ export class PlacementService {
     private readonly policies: PolicySource,
   ) {}
 
-  async plan(organizationId: string, spec: SandboxSpec): Promise<PlacementPlan> {
+  async plan(organizationId: string, spec: SandboxSpec, caller: { sourceIp?: string } = {}): Promise<PlacementPlan> {
     const known = this.registry.candidates(organizationId);
     const candidates: PlacementCandidate[] = await Promise.all(
       known.map(async ({ heartbeat: hb }) => ({
@@ -25,7 +25,7 @@ export class PlacementService {
         placedSinceHeartbeat: this.placedSince(hb.runnerId, hb.sequence),
       })),
     );
-    return planPlacement(spec, candidates, spec.runnerIds);
+    return planPlacement(spec, candidates, spec.runnerIds, caller);
   }
 
   runnerGroupOf(runnerId: string): string {

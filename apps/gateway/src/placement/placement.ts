@@ -29,10 +29,16 @@ const toViolation = (v: FieldViolation): PlacementVerdictRow['violations'][numbe
 
 /**
  * Decides where a sandbox may go. Pure: the caller supplies the candidates it learned from
- * heartbeats. A runner whose policy admits the spec is preferred by free sandbox slots, then CPU,
+ * heartbeats, and its own address (`caller.sourceIp`), which each runner policy's
+ * `controlPlaneAccess.sourceIpAllowlist` must allow. A runner whose policy admits the spec is preferred by free sandbox slots, then CPU,
  * then memory; ties keep a stable order by runner id.
  */
-export function planPlacement(spec: SandboxSpec, all: PlacementCandidate[], runnerIds?: readonly string[]): PlacementPlan {
+export function planPlacement(
+  spec: SandboxSpec,
+  all: PlacementCandidate[],
+  runnerIds?: readonly string[],
+  caller: { sourceIp?: string } = {},
+): PlacementPlan {
   const wanted = runnerIds && runnerIds.length ? new Set(runnerIds) : null;
   const candidates = all.filter((c) => !wanted || wanted.has(c.runnerId)).sort((a, b) => a.runnerId.localeCompare(b.runnerId));
   const known = candidates.filter((c): c is PlacementCandidate & { policy: Policy } => c.policy !== null);
@@ -40,6 +46,7 @@ export function planPlacement(spec: SandboxSpec, all: PlacementCandidate[], runn
     ? explainPlacement(
         spec,
         known.map((c) => ({ runnerId: c.runnerId, policy: c.policy, capabilities: c.capabilities })),
+        caller,
       )
     : [];
   const byId = new Map(explained.map((e) => [e.runnerId, e]));

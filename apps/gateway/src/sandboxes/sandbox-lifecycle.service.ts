@@ -11,6 +11,7 @@ import { invalid, parseCreateRequest } from './request-parsing';
 import type { SandboxRepository } from './sandbox.repository';
 import { isTerminalRow, toView, type SandboxRow, type SandboxView } from './sandbox-view';
 import { SandboxStateWaiters } from './state-waiters';
+import type { SourceGate } from '../runners/source-gate';
 
 /** The error every lookup of a missing or foreign sandbox gives, byte for byte. */
 export function sandboxNotFound(): PaddockError {
@@ -69,11 +70,18 @@ export class SandboxLifecycleService {
     private readonly newId: () => string = randomUUID,
     private readonly now: () => Date = () => new Date(),
     private readonly polls: LongPolls = { waiters: new SandboxStateWaiters(), recheckMs: 250 },
+    /** `controlPlaneAccess.sourceIpAllowlist` of the owning runner; without it, no address is refused. */
+    private readonly sources?: SourceGate,
   ) {}
+
+  /** Refuses (permission_denied) a caller whose address the owning runner's policy does not allow. */
+  async checkSource(principal: Principal, runnerId: string): Promise<void> {
+    await this.sources?.check(principal, runnerId);
+  }
 
   async explain(principal: Principal, body: unknown): Promise<ExplainResult> {
     const { spec } = parseCreateRequest(body, undefined);
-    const plan = await this.placement.plan(principal.organizationId, spec);
+    const plan = await this.placement.plan(principal.organizationId, spec, callerOf(principal));
     return { candidates: plan.candidates, verdicts: plan.verdicts, order: plan.order, wouldPlaceOn: plan.order[0] ?? null };
   }
 
@@ -83,7 +91,7 @@ export class SandboxLifecycleService {
       const prior = await this.repo.findByRequestId(principal.organizationId, req.requestId);
       if (prior) return { view: toView(this.sameRequest(prior, req.fingerprint)), created: false };
     }
-    const plan = await this.placement.plan(principal.organizationId, req.spec);
+    const plan = await this.placement.plan(principal.organizationId, req.spec, callerOf(principal));
     this.refuseUnplaceable(plan, req.spec);
     const first = plan.order[0] as string;
     const placement: PlacementRecord = {
@@ -235,9 +243,11 @@ export class SandboxLifecycleService {
     }
   }
 
+  /** The caller's row (foreign = not found), once its address may use the owning runner. */
   async load(principal: Principal, id: string): Promise<SandboxRow> {
     const row = await this.repo.findById(principal.organizationId, id);
     if (!row) throw sandboxNotFound();
+    await this.checkSource(principal, row.runner_id);
     return row;
   }
 
@@ -262,6 +272,10 @@ export class SandboxLifecycleService {
       throw invalid('gracePeriodSeconds must be a non-negative integer', [{ field: 'gracePeriodSeconds', rule: 'min', description: '>= 0' }]);
     }
     const grace = Math.min(300, graceSeconds);
+    if (this.sources && principal.sourceIp !== undefined) {
+      const existing = await this.repo.findById(principal.organizationId, id);
+      if (existing) await this.checkSource(principal, existing.runner_id);
+    }
     const row = await this.repo.markDeleteRequested(principal.organizationId, id, grace, this.now());
     if (!row) {
       if (allowMissing) return {};
@@ -287,6 +301,11 @@ export class SandboxLifecycleService {
     }
     return { sandbox: toView(after) };
   }
+}
+
+/** What runner selection needs to know about the caller besides its organization. */
+function callerOf(principal: Principal): { sourceIp?: string } {
+  return principal.sourceIp === undefined ? {} : { sourceIp: principal.sourceIp };
 }
 
 function normalizeState(s: string): string {

@@ -124,6 +124,7 @@ export class SandboxOpsService {
       this.routes?.remember(row);
       return fn(routeOf(row));
     }
+    await this.lifecycle.checkSource(principal, cached.runnerId);
     try {
       return await fn(cached);
     } catch (e) {

@@ -37,7 +37,10 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(opts: { runnerIds?: string[]; gatewayEnv?: Record<string, string> } = {}): Promise<Cluster> {
+export async function startCluster(
+  opts: { runnerIds?: string[]; gatewayEnv?: Record<string, string>; policies?: Record<string, unknown> } = {},
+): Promise<Cluster> {
+  const policies = { ...POLICIES, ...opts.policies };
   const infra = await startInfra();
   const gw = await startGateway(infra, opts.gatewayEnv);
   const orgId = await createOrganization(gw.db, 'acme');
@@ -45,7 +48,7 @@ export async function startCluster(opts: { runnerIds?: string[]; gatewayEnv?: Re
   const nc = await connect({ servers: infra.nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
   const runners = new Map<string, RunnerProcess>();
   const start = async (id: string): Promise<RunnerProcess> => {
-    const policy = POLICIES[id] ?? {};
+    const policy = policies[id] ?? {};
     await upsertRunnerPolicy(gw.db, orgId, id, policy, `etag-${id}`);
     const previous = runners.get(id);
     const r = startRunner({ runnerId: id, organizationId: orgId, natsUrl: infra.nats.url, policy, policyEtag: `etag-${id}`, dir: previous?.dir });
@@ -53,7 +56,7 @@ export async function startCluster(opts: { runnerIds?: string[]; gatewayEnv?: Re
     await waitFor(() => gw.registry.isFresh(id), { timeoutMs: 150_000, intervalMs: 100, what: `runner ${id} heartbeat (${r.output().slice(-500)})` });
     return r;
   };
-  await Promise.all((opts.runnerIds ?? Object.keys(POLICIES)).map(start));
+  await Promise.all((opts.runnerIds ?? Object.keys(policies)).map(start));
   return {
     infra,
     gw,

@@ -1,0 +1,24 @@
+import { parseGatewayEnv } from '../src/config/env';
+
+const base = { DATABASE_URL: 'postgres://x@127.0.0.1/db', NATS_URL: 'nats://127.0.0.1:4222' };
+
+describe('gateway configuration', () => {
+  it('trusts no proxy by default; reads true, false and proxy address lists', () => {
+    expect(parseGatewayEnv(base).trustProxy).toBe(false);
+    expect(parseGatewayEnv({ ...base, GATEWAY_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(parseGatewayEnv({ ...base, GATEWAY_TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(parseGatewayEnv({ ...base, GATEWAY_TRUST_PROXY: 'loopback, 10.0.0.0/8, 192.0.2.10, fd00::/8' }).trustProxy).toEqual([
+      'loopback',
+      '10.0.0.0/8',
+      '192.0.2.10',
+      'fd00::/8',
+    ]);
+  });
+
+  it('refuses a proxy list it cannot read, naming the variable and each bad entry', () => {
+    expect(() => parseGatewayEnv({ ...base, GATEWAY_TRUST_PROXY: 'loopback,proxy.example,10.0.0.0/33' })).toThrow(
+      'GATEWAY_TRUST_PROXY: must be false, true or a list of proxy addresses/prefixes; cannot read "proxy.example", "10.0.0.0/33"',
+    );
+    expect(() => parseGatewayEnv({ ...base, GATEWAY_TRUST_PROXY: '2' })).toThrow(/GATEWAY_TRUST_PROXY: .*cannot read "2"/);
+  });
+});
