@@ -1,4 +1,4 @@
-export { Sandbox, type CreateOptions, type WaitOptions, type StopOptions, type LogsOptions, type ListOptions } from './sandbox';
+export { Sandbox, type CreateOptions, type WaitOptions, type StopOptions, type LogsOptions, type ListOptions, type PurgeOptions, type PurgeResult } from './sandbox';
 export { ExecProcess, type ExecOptions, type StdinWriter } from './process';
 export { PaddockClient, backoffDelay, DEFAULT_GATEWAY_URL, type ClientOptions } from './client';
 export * from './errors';

@@ -70,6 +70,15 @@ export interface ListOptions extends ClientOptions {
   client?: PaddockClient;
 }
 
+/** `tags` (all must match) or `purgeAll: true`, not both; `dryRun` only counts. */
+export type PurgeOptions = ClientOptions & { client?: PaddockClient; dryRun?: boolean } & ({ tags: string[]; purgeAll?: never } | { purgeAll: true; tags?: never });
+
+export interface PurgeResult {
+  purgeCount: number;
+  failedSandboxIds: string[];
+  retryableFailedSandboxIds: string[];
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -165,6 +174,20 @@ export class Sandbox {
     const client = opts.client ?? new PaddockClient(opts);
     await client.json('DELETE', `/v1/sandboxes/${encodeURIComponent(sandboxId)}`, {
       query: { allowMissing: opts.missingOk ?? false, gracePeriodSeconds: opts.gracePeriodSeconds ?? 0 },
+      idempotent: true,
+    });
+  }
+
+  /**
+   * Stops every live sandbox carrying all `tags`, or, with `purgeAll: true`, every live sandbox of
+   * the organization (exactly one of the two). `dryRun` only counts them. Failed ids can be purged
+   * again; `retryableFailedSandboxIds` are those worth retrying as they are.
+   */
+  static async purge(opts: PurgeOptions): Promise<PurgeResult> {
+    const client = opts.client ?? new PaddockClient(opts);
+    return client.json<PurgeResult>('POST', '/v1/sandboxes:purge', {
+      body: { ...(opts.tags ? { tags: opts.tags } : {}), ...(opts.purgeAll ? { purgeAll: true } : {}), dryRun: opts.dryRun ?? false },
+      // Stopping an already stopped sandbox is a no-op, so a retried purge is safe.
       idempotent: true,
     });
   }

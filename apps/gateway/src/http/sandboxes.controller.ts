@@ -73,6 +73,17 @@ export class SandboxesController {
     return this.lifecycle.explain(p, body);
   }
 
+  @Post('sandboxes::purge')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      'PurgeSandboxes: stops every live sandbox carrying all `tags`, or every one with `purgeAll: true` (the two exclude each other); `dryRun` only counts. Returns `{purgeCount, failedSandboxIds, retryableFailedSandboxIds}`. A non-empty `requestId` is unimplemented (501).',
+  })
+  @ApiBody({ schema: { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' } }, purgeAll: { type: 'boolean' }, dryRun: { type: 'boolean' }, requestId: { type: 'string' } } } })
+  purge(@CurrentPrincipal() p: Principal, @Body() body: unknown) {
+    return this.lifecycle.purge(p, body);
+  }
+
   @Get('sandboxes')
   @ApiOperation({ summary: 'ListSandboxes: tags (AND), state, runnerIds (any-of), showTerminated, pageSize (50, max 100), pageToken.' })
   list(@CurrentPrincipal() p: Principal, @Query() q: Query) {

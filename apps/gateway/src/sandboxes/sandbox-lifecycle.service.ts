@@ -7,6 +7,7 @@ import type { PlacementService } from '../placement/placement.service';
 import { RunnerTransportError, type RunnerClient } from '../runners/runner-client';
 import type { Principal } from '../auth/token-authenticator';
 import { observationFromSandbox } from './observations';
+import { parsePurgeRequest, purgeSandboxes, type PurgeResult } from './purge';
 import { invalid, parseCreateRequest } from './request-parsing';
 import type { SandboxRepository } from './sandbox.repository';
 import { isTerminalRow, toView, type SandboxRow, type SandboxView } from './sandbox-view';
@@ -265,6 +266,14 @@ export class SandboxLifecycleService {
     const last = page[page.length - 1];
     const nextPageToken = rows.length > pageSize && last ? encodePageToken(new Date(last.create_time), last.id) : '';
     return { sandboxes: page.map(toView), nextPageToken };
+  }
+
+  /** PurgeSandboxes: stops the organization's live sandboxes that carry every tag (or all of them). */
+  async purge(principal: Principal, body: unknown): Promise<PurgeResult> {
+    const req = parsePurgeRequest(body);
+    const ids = await this.repo.liveIds(principal.organizationId, req.tags);
+    // allowMissing: a sandbox that ended meanwhile is not a failure.
+    return purgeSandboxes(ids, req.dryRun, (id) => this.delete(principal, id, 0, true));
   }
 
   async delete(principal: Principal, id: string, graceSeconds: number, allowMissing: boolean): Promise<{ sandbox?: SandboxView }> {

@@ -117,6 +117,13 @@ export class SandboxRepository {
     return q.orderBy('create_time').orderBy('id').limit(f.pageSize + 1).execute();
   }
 
+  /** Ids of the organization's sandboxes that have not ended, carrying every tag in `tags` (all when absent). */
+  async liveIds(organizationId: string, tags: string[] | undefined): Promise<string[]> {
+    let q = this.db.selectFrom('gw_sandboxes').select('id').where('organization_id', '=', organizationId).where('state', 'not in', TERMINAL);
+    if (tags?.length) q = q.where('tags', '@>', sql<string[]>`${tags}::text[]`);
+    return (await q.orderBy('create_time').orderBy('id').execute()).map((r) => r.id);
+  }
+
   /** Moves a not-yet-acknowledged PENDING row to the next runner of its placement. */
   async reassign(id: string, fromRunner: string, toRunner: string, runnerGroupId: string, placement: PlacementRecord, now: Date): Promise<boolean> {
     const r = await this.db
