@@ -4,8 +4,10 @@ import {
   DeleteSandboxRequestSchema,
   ExecRequestSchema,
   GetSandboxRequestSchema,
+  isPaddockError,
   isTerminalSandboxState,
   ListSandboxesRequestSchema,
+  type PaddockError,
   SandboxSpecSchema,
   type DeleteSandboxResponse,
   type ExecResponse,
@@ -76,6 +78,22 @@ export interface SandboxServiceDeps {
 export interface RecoveryReport {
   adopted: string[];
   reaped: { sandboxId: string; reason: SandboxStateReason }[];
+}
+
+/** Errno codes of a sandbox whose supervisor is gone: it ended between the state check and the call. */
+const SANDBOX_GONE = new Set(['ENOENT', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE']);
+
+/**
+ * What an exec that failed in the backend tells the caller. A sandbox that ended while the
+ * command was being sent is reported as such (its state, or "ending"), never as a missing file.
+ */
+function execFailure(rec: SandboxRecord, e: unknown): PaddockError {
+  if (isPaddockError(e)) return e;
+  const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+  if (typeof code === 'string' && SANDBOX_GONE.has(code)) {
+    return isTerminalSandboxState(rec.state) ? runnerErrors.terminated(rec.sandboxId, rec.state) : runnerErrors.notRunning(rec.sandboxId, 'ending');
+  }
+  return toPaddockError(e);
 }
 
 /** The create request with its spec left raw for the policy engine. */
@@ -219,15 +237,19 @@ export class SandboxService {
 
   async exec(body: unknown): Promise<ExecResponse> {
     const req = parse(ExecRequestSchema, body);
-    this.requireRunning(req.organizationId, req.sandboxId);
-    const r = await this.d.backend.exec(req.sandboxId, {
-      argv: req.argv,
-      env: req.env,
-      ...(req.cwd ? { cwd: req.cwd } : {}),
-      ...(req.timeoutSeconds ? { timeoutMs: Math.round(req.timeoutSeconds * 1000) } : {}),
-      maxOutputBytes: req.maxOutputBytes || DEFAULT_MAX_OUTPUT_BYTES,
-      ...(req.stdinBase64 !== undefined ? { stdin: Buffer.from(req.stdinBase64, 'base64') } : {}),
-    });
+    const rec = this.requireRunning(req.organizationId, req.sandboxId);
+    const r = await this.d.backend
+      .exec(req.sandboxId, {
+        argv: req.argv,
+        env: req.env,
+        ...(req.cwd ? { cwd: req.cwd } : {}),
+        ...(req.timeoutSeconds ? { timeoutMs: Math.round(req.timeoutSeconds * 1000) } : {}),
+        maxOutputBytes: req.maxOutputBytes || DEFAULT_MAX_OUTPUT_BYTES,
+        ...(req.stdinBase64 !== undefined ? { stdin: Buffer.from(req.stdinBase64, 'base64') } : {}),
+      })
+      .catch((e: unknown) => {
+        throw execFailure(rec, e);
+      });
     return {
       exitCode: r.exitCode,
       stdoutBase64: r.stdout.toString('base64'),

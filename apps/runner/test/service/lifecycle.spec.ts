@@ -1,4 +1,4 @@
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunnerHeartbeatSchema, subjects, type RunnerHeartbeat } from '@paddock/contracts';
@@ -48,6 +48,17 @@ describe('runner service: lifecycle over NATS', () => {
 
     const got = await h.client.call('get', { sandboxId: 'life-1', organizationId: ORG });
     expect(got.sandbox.status).toMatchObject({ state: 'STATE_RUNNING', runnerId: h.runnerId });
+  });
+
+  it('answers an exec on a sandbox whose supervisor just died with its state, never as a missing file', async () => {
+    await h.createRunning('life-gone');
+    const supervisor = Number(readFileSync(join(h.stateDir, 'sandboxes', 'life-gone', 'supervisor.pid'), 'utf8'));
+    process.kill(supervisor, 'SIGKILL');
+    // Whether the runner has noticed yet or not, the answer names the sandbox's state.
+    const err = await h.client.callError('exec', { sandboxId: 'life-gone', organizationId: ORG, argv: ['true'] });
+    expect(['CWSANDBOX_SANDBOX_NOT_RUNNING', 'CWSANDBOX_SANDBOX_TERMINATED'], err.message).toContain(err.reason);
+    expect(err.message).toContain('life-gone');
+    await h.waitState('life-gone', 'STATE_FAILED');
   });
 
   it('passes stdin, env and cwd to a unary exec and truncates output past maxOutputBytes, counting every byte', async () => {
