@@ -20,6 +20,8 @@ export function createBackend(env: RunnerEnv, runnerId: string): SandboxBackend 
         namespace: env.PADDOCK_SANDBOX_NAMESPACE ?? `paddock-sandboxes-${runnerId}`,
         kubeConfig,
         ...(runtimeClass ? { runtimeClassName: runtimeClass } : {}),
+        runtimeClasses: env.PADDOCK_SANDBOX_RUNTIME_CLASSES,
+        userNamespaces: env.PADDOCK_SANDBOX_USER_NAMESPACES,
       });
     }
   }

@@ -37,6 +37,11 @@ export interface LaunchSpec {
    * such rules for every other runner, so no backend can drop them silently.
    */
   egressCidrs?: EgressCidrRule[];
+  /**
+   * The RuntimeClass the policy resolved (a sandbox's pin or the policy default), for a backend
+   * that isolates with runtime classes; the policy engine refuses it for any other runner.
+   */
+  runtimeClassName?: string;
   /** Files written into the sandbox before the main process starts. */
   files: { path: string; content: Buffer }[];
   /** Free-form labels persisted with the sandbox so a restarted runner can adopt it. */

@@ -20,6 +20,14 @@ export const RunnerEnvSchema = z.object({
     .optional(),
   /** `kubernetes` backend: a RuntimeClass the platform pins for every sandbox (it wins over a requested one). */
   PADDOCK_SANDBOX_RUNTIME_CLASS: z.string().min(1).optional(),
+  /** `kubernetes` backend: RuntimeClasses offered to policies (comma-separated; empty = whatever the cluster has). */
+  PADDOCK_SANDBOX_RUNTIME_CLASSES: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'each must be a RuntimeClass name (DNS subdomain)'))),
+  /** `kubernetes` backend: run sandbox pods in user namespaces (`hostUsers: false`); needs Kubernetes 1.30+ nodes that support it. */
+  PADDOCK_SANDBOX_USER_NAMESPACES: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** YAML or JSON file `{ runnerId?, revision, policy, policyEtag, identity }`; watched for changes. */
   PADDOCK_RUNNER_CONFIG: z.string().min(1).optional(),

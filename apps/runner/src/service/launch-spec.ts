@@ -112,6 +112,7 @@ export function toLaunchSpec(input: {
     lifetimeSeconds: resolved.lifetimeSeconds,
     network: resolved.egress.unrestricted && !resolved.egress.denyAll ? 'host' : 'none',
     ...egressCidrsOf(resolved),
+    ...(resolved.runtimeClass ? { runtimeClassName: resolved.runtimeClass } : {}),
     files: primary.files.map((f) => ({ path: f.path, content: Buffer.from(f.content, 'base64') })),
     labels: {
       [RUNNER_ID_LABEL]: input.runnerId,

@@ -77,6 +77,16 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     });
   });
 
+  it('refuses to launch under a runtime class it does not offer, instead of running under the node default', async () => {
+    const offering = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: ['gvisor'] });
+    try {
+      await expect(offering.launch(launchSpec({ sandboxId: 'sb-kata', runtimeClassName: 'kata' }))).rejects.toThrow('runtime class kata is not offered by this runner (offers gvisor)');
+      expect(server.get('v1', 'Pod', podNameFor('sb-kata'), NS)).toBeUndefined();
+    } finally {
+      await offering.close();
+    }
+  });
+
   it('streams exec stdin to stdout byte-exact', async () => {
     await running('sb-stream');
     const proc = await backend.execStream('sb-stream', { argv: ['cat'] });

@@ -7,7 +7,7 @@ import {
   type PodSpec,
 } from '@paddock/k8s-testserver';
 import fc from 'fast-check';
-import { buildSandboxNetworkPolicy, buildSandboxPod, runtimeClassFor, type SandboxPodOptions } from '../../src/backend/kubernetes';
+import { buildSandboxNetworkPolicy, buildSandboxPod, refusedRuntimeClass, runtimeClassFor, type SandboxPodOptions } from '../../src/backend/kubernetes';
 import type { EgressCidrRule, LaunchSpec } from '../../src/backend/sandbox-backend';
 import { createRestrictedNamespace } from './support';
 
@@ -48,12 +48,15 @@ const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
   lifetimeSeconds: fc.integer({ min: 1, max: 7 * 86_400 }),
   network: fc.constantFrom('none' as const, 'host' as const),
   egressCidrs: fc.option(fc.array(egressCidrArb, { maxLength: 4 }), { nil: undefined }),
+  // Classes the test cluster has: admission refuses a pod naming a RuntimeClass that does not exist.
+  runtimeClassName: fc.option(fc.constantFrom('gvisor', 'kata'), { nil: undefined }),
   // A file with a command puts the main container behind the launch gate.
   files: fc.oneof(fc.constant<LaunchSpec['files']>([]), fc.constant<LaunchSpec['files']>([{ path: 'in/data.txt', content: Buffer.from('x') }])),
   labels: fc.dictionary(key, value, { maxKeys: 6 }),
 }).map((s) => {
   if (s.workingDir === undefined) delete s.workingDir;
   if (s.egressCidrs === undefined) delete s.egressCidrs;
+  if (s.runtimeClassName === undefined) delete s.runtimeClassName;
   return s;
 });
 
@@ -78,7 +81,8 @@ function problemsOf(spec: LaunchSpec, opts: SandboxPodOptions): string[] {
   if (s.initContainers || s.ephemeralContainers) problems.push('extra containers');
   if (s.nodeName !== undefined || s.tolerations !== undefined || s.nodeSelector !== undefined || s.affinity !== undefined) problems.push('node selection set');
   if (s.hostUsers !== false) problems.push('hostUsers not false');
-  const expectedClass = opts.runtimeClassName ?? (opts.allowedRuntimeClasses?.includes(spec.labels['paddock.dev/runtime-class'] ?? '') ? spec.labels['paddock.dev/runtime-class'] : undefined);
+  // The platform pin, else the resolved class: never dropped (a refused one never reaches the pod).
+  const expectedClass = opts.runtimeClassName ?? spec.runtimeClassName;
   if (s.runtimeClassName !== expectedClass) problems.push(`runtimeClassName ${s.runtimeClassName} != ${expectedClass}`);
   if (s.restartPolicy !== 'Never' || s.activeDeadlineSeconds !== spec.lifetimeSeconds) problems.push('restartPolicy/deadline');
   // Egress is exactly what was resolved: all of it for host, else one ipBlock rule per grant.
@@ -110,16 +114,24 @@ describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
     const weakened = structuredClone(pod);
     delete weakened.spec!.containers[0]!.securityContext!.allowPrivilegeEscalation;
     expect(checkPodSecurityRestricted(weakened.spec as unknown as PodSpec).join('\n')).toMatch(/allowPrivilegeEscalation/);
-    expect(problemsOf({ ...spec, labels: { 'paddock.dev/runtime-class': 'kata' } }, OPTION_SETS[1]!)).toEqual([]);
+    expect(problemsOf({ ...spec, runtimeClassName: 'kata' }, OPTION_SETS[1]!)).toEqual([]);
   });
 
-  it('a pinned runtime class wins over the spec label; an unlisted class is ignored', () => {
+  it('applies the resolved runtime class, lets the platform pin win, and refuses one the runner does not offer', () => {
     const base: LaunchSpec = fc.sample(launchSpecArb, { seed: SEED, numRuns: 1 })[0]!;
-    const spec = { ...base, labels: { 'paddock.dev/runtime-class': 'runc' }, env: { runtimeClassName: 'runc', nodeName: 'node-1' } };
-    expect(runtimeClassFor(spec, { namespace: NS, runtimeClassName: 'gvisor' })).toBe('gvisor');
-    expect(runtimeClassFor(spec, { namespace: NS, allowedRuntimeClasses: ['gvisor'] })).toBeUndefined();
-    expect(buildSandboxPod(spec, { namespace: NS, runtimeClassName: 'gvisor' }).spec).toMatchObject({ runtimeClassName: 'gvisor', hostUsers: false });
+    // Labels and env are data, never a channel to the pod spec.
+    const spec: LaunchSpec = { ...base, runtimeClassName: 'kata', labels: { 'paddock.dev/runtime-class': 'runc' }, env: { runtimeClassName: 'runc', nodeName: 'node-1' } };
+    expect(buildSandboxPod(spec, { namespace: NS, allowedRuntimeClasses: ['gvisor', 'kata'] }).spec?.runtimeClassName).toBe('kata');
+    expect(buildSandboxPod(spec, { namespace: NS }).spec?.runtimeClassName).toBe('kata');
+    expect(refusedRuntimeClass(spec, { namespace: NS, allowedRuntimeClasses: ['gvisor', 'kata'] })).toBeUndefined();
+    expect(refusedRuntimeClass(spec, { namespace: NS, allowedRuntimeClasses: ['gvisor'] })).toBe('runtime class kata is not offered by this runner (offers gvisor)');
+    expect(refusedRuntimeClass(spec, { namespace: NS, runtimeClassName: 'gvisor' })).toBe('runtime class kata was resolved, but this runner pins every sandbox to gvisor');
+    const { runtimeClassName: _none, ...unresolved } = spec;
+    expect(runtimeClassFor(unresolved, { namespace: NS, runtimeClassName: 'gvisor' })).toBe('gvisor');
+    expect(buildSandboxPod(unresolved, { namespace: NS, runtimeClassName: 'gvisor' }).spec).toMatchObject({ runtimeClassName: 'gvisor', hostUsers: false });
+    expect(buildSandboxPod(unresolved, { namespace: NS }).spec?.runtimeClassName).toBeUndefined();
     expect(buildSandboxPod(spec, { namespace: NS, runtimeClassName: 'gvisor' }).spec?.nodeName).toBeUndefined();
+    expect(buildSandboxPod(spec, { namespace: NS, userNamespaces: false }).spec?.hostUsers).toBeUndefined();
   });
 
   describe('admission by a namespace enforcing restricted', () => {

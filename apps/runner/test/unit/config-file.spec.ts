@@ -61,6 +61,13 @@ describe('runner environment', () => {
   it('validates the kubernetes backend variables at startup, naming the variable and the rule', () => {
     const ok = parseRunnerEnv({ PADDOCK_RUNNER_BACKEND: 'kubernetes', PADDOCK_SANDBOX_NAMESPACE: 'team-a-sandboxes', PADDOCK_SANDBOX_RUNTIME_CLASS: 'gvisor' });
     expect(ok.ok && [ok.env.PADDOCK_SANDBOX_NAMESPACE, ok.env.PADDOCK_SANDBOX_RUNTIME_CLASS]).toEqual(['team-a-sandboxes', 'gvisor']);
+    const classes = parseRunnerEnv({ PADDOCK_SANDBOX_RUNTIME_CLASSES: ' gvisor, kata ,', PADDOCK_SANDBOX_USER_NAMESPACES: 'false' });
+    expect(classes.ok && [classes.env.PADDOCK_SANDBOX_RUNTIME_CLASSES, classes.env.PADDOCK_SANDBOX_USER_NAMESPACES]).toEqual([['gvisor', 'kata'], false]);
+    const defaults = parseRunnerEnv({});
+    expect(defaults.ok && [defaults.env.PADDOCK_SANDBOX_RUNTIME_CLASSES, defaults.env.PADDOCK_SANDBOX_USER_NAMESPACES]).toEqual([[], true]);
+    const badClass = parseRunnerEnv({ PADDOCK_SANDBOX_RUNTIME_CLASSES: 'gvisor,Bad Class', PADDOCK_SANDBOX_USER_NAMESPACES: 'maybe' });
+    expect(badClass.ok).toBe(false);
+    if (!badClass.ok) expect(badClass.errors.join('\n')).toMatch(/PADDOCK_SANDBOX_RUNTIME_CLASSES\.1: each must be a RuntimeClass name[\s\S]*PADDOCK_SANDBOX_USER_NAMESPACES/);
     for (const namespace of ['Team_A', '-a', 'a'.repeat(64), '']) {
       const bad = parseRunnerEnv({ PADDOCK_SANDBOX_NAMESPACE: namespace });
       expect(bad.ok).toBe(false);

@@ -106,6 +106,18 @@ describe('SandboxService.create', () => {
     expect(open?.egressCidrs).toBeUndefined();
   });
 
+  it('hands the resolved runtime class (pin or policy default) to a runtime-class backend', async () => {
+    const { service, backend, policy } = setup();
+    backend.caps = { ...backend.caps, isolation: 'runtime-class', runtimeClasses: ['gvisor', 'kata'] };
+    policy.set({ constraints: { security: { allowedRuntimeClasses: ['gvisor', 'kata'], defaultCpuRuntimeClass: 'gvisor' } } }, 'rc-1');
+    await service.create({ sandboxId: 'sb-default-rc', organizationId: 'org-1', spec: small });
+    await service.create({ sandboxId: 'sb-pinned-rc', organizationId: 'org-1', spec: { ...small, runtimeClass: 'kata' } });
+    expect(backend.launches.map((l) => [l.sandboxId, l.runtimeClassName])).toEqual([
+      ['sb-default-rc', 'gvisor'],
+      ['sb-pinned-rc', 'kata'],
+    ]);
+  });
+
   it('makes no second sandbox for a redelivered create, and refuses the same id with another spec', async () => {
     const { service, backend } = setup();
     const req = { sandboxId: 'sb-dup', organizationId: 'org-1', spec: small };

@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import * as k8s from '@kubernetes/client-node';
-import type { RunnerCapabilities, SandboxStateReason } from '@paddock/contracts';
+import { PaddockError, type RunnerCapabilities, type SandboxStateReason } from '@paddock/contracts';
 import type {
   BackendEvent,
   ExecProcess,
@@ -20,6 +20,7 @@ import { isTerminal, observePod, type ObservedState } from './pod-state';
 import {
   buildSandboxNetworkPolicy,
   buildSandboxPod,
+  refusedRuntimeClass,
   CONTAINER_NAME,
   LAUNCH_FILES_ANNOTATION,
   LAUNCH_GATE_MARKER,
@@ -219,6 +220,8 @@ export class KubernetesBackend implements SandboxBackend {
   }
 
   async launch(spec: LaunchSpec): Promise<void> {
+    const refused = refusedRuntimeClass(spec, this.podOpts);
+    if (refused) throw new PaddockError('failed_precondition', refused, { reason: 'CWSANDBOX_POLICY_VIOLATION' });
     await this.start();
     const pod = buildSandboxPod(spec, this.podOpts);
     if (spec.files.length > 0 && !this.last.has(spec.sandboxId)) this.pendingFiles.set(spec.sandboxId, { files: spec.files, gated: launchIsGated(spec) });

@@ -5,8 +5,6 @@ import type { EgressCidrRule, LaunchSpec } from '../sandbox-backend';
 export const SANDBOX_ID_LABEL = 'paddock.dev/sandbox-id';
 export const ORGANIZATION_ID_LABEL = 'paddock.dev/organization-id';
 export const RUNNER_LABEL = 'paddock.dev/runner-id';
-/** The one spec label the backend reads: which RuntimeClass to run under (LaunchSpec has no field yet). */
-export const RUNTIME_CLASS_LABEL = 'paddock.dev/runtime-class';
 /** Exact ids and the launch labels live in annotations: label values are capped at 63 characters. */
 export const SANDBOX_ID_ANNOTATION = 'paddock.dev/sandbox-id';
 export const LAUNCH_LABELS_ANNOTATION = 'paddock.dev/launch-labels';
@@ -33,7 +31,7 @@ export interface SandboxPodOptions {
   namespace: string;
   /** RuntimeClass the platform pins (e.g. gVisor). Wins over the spec label; nothing can override it. */
   runtimeClassName?: string;
-  /** RuntimeClasses the runner accepts from `labels['paddock.dev/runtime-class']`. Others are ignored. */
+  /** RuntimeClasses the runner offers for `LaunchSpec.runtimeClassName`; empty = whatever the cluster has. */
   allowedRuntimeClasses?: readonly string[];
   /** Run in a user namespace (`hostUsers: false`). Default true; needs a kubelet with user namespaces. */
   userNamespaces?: boolean;
@@ -51,11 +49,28 @@ export function labelValue(v: string): string {
   return v.replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
 }
 
-/** The RuntimeClass a launch gets: the platform's pinned class, else an allow-listed spec label, else none. */
+/**
+ * The RuntimeClass a launch gets: the platform's pinned class, else the one the policy resolved
+ * (never silently dropped: a sandbox whose policy says gVisor must not run under the node's
+ * default runtime), else none. A resolved class the runner does not offer is refused by the policy
+ * engine before launch, and by {@link refusedRuntimeClass} at launch.
+ */
 export function runtimeClassFor(spec: LaunchSpec, opts: SandboxPodOptions): string | undefined {
-  if (opts.runtimeClassName) return opts.runtimeClassName;
-  const requested = spec.labels[RUNTIME_CLASS_LABEL];
-  return requested !== undefined && (opts.allowedRuntimeClasses ?? []).includes(requested) ? requested : undefined;
+  return opts.runtimeClassName ?? spec.runtimeClassName;
+}
+
+/** Why `spec.runtimeClassName` cannot be applied under `opts`, if it cannot. */
+export function refusedRuntimeClass(spec: LaunchSpec, opts: SandboxPodOptions): string | undefined {
+  const wanted = spec.runtimeClassName;
+  if (wanted === undefined) return undefined;
+  if (opts.runtimeClassName !== undefined && opts.runtimeClassName !== wanted) {
+    return `runtime class ${wanted} was resolved, but this runner pins every sandbox to ${opts.runtimeClassName}`;
+  }
+  const offered = opts.allowedRuntimeClasses ?? [];
+  if (opts.runtimeClassName === undefined && offered.length > 0 && !offered.includes(wanted)) {
+    return `runtime class ${wanted} is not offered by this runner (offers ${offered.join(', ')})`;
+  }
+  return undefined;
 }
 
 /** Env names Kubernetes accepts (C_IDENTIFIER-ish, no `=`); anything else is dropped, never passed raw. */
