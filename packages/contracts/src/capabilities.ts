@@ -24,6 +24,11 @@ export const RunnerCapabilitiesSchema = z.object({
   supportsEgress: z.boolean(),
   runtimeClasses: z.array(z.string()),
   gpuTypes: z.array(z.string()),
+  /**
+   * GPUs the runner can attach to one container: 0 for a runner with none (the local backend).
+   * Absent = not bounded by the runner (policy-only tooling, older runners).
+   */
+  maxGpuCount: z.number().int().nonnegative().optional(),
   architectures: z.array(z.string()),
   instanceTypes: z.array(z.string()),
   storageMedia: z.array(z.enum(['STORAGE_MEDIUM_DISK', 'STORAGE_MEDIUM_MEMORY'])),

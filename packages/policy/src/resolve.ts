@@ -1336,6 +1336,17 @@ function checkResourceConstraints(
         constraint: CONSTRAINT.maxGpuCount,
       });
     }
+    if (caps.maxGpuCount !== undefined && gpus > caps.maxGpuCount) {
+      addViolation(
+        sink,
+        join(w.gpuPath, 'count'),
+        'runner_capability',
+        caps.maxGpuCount === 0
+          ? `requested ${gpus} GPU(s) but the runner has no GPUs to attach; pick a GPU runner`
+          : `requested ${gpus} GPU(s) but the runner attaches at most ${caps.maxGpuCount} per container`,
+        { requested: gpus, limit: caps.maxGpuCount },
+      );
+    }
     const gpuType = w.out.resources.requests.gpuType;
     if (
       gpus > 0 &&

@@ -22,6 +22,8 @@ export function createBackend(env: RunnerEnv, runnerId: string): SandboxBackend 
         ...(runtimeClass ? { runtimeClassName: runtimeClass } : {}),
         runtimeClasses: env.PADDOCK_SANDBOX_RUNTIME_CLASSES,
         userNamespaces: env.PADDOCK_SANDBOX_USER_NAMESPACES,
+        maxGpuCount: env.PADDOCK_SANDBOX_MAX_GPUS,
+        gpuResource: env.PADDOCK_SANDBOX_GPU_RESOURCE,
       });
     }
   }

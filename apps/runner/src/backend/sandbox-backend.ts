@@ -42,6 +42,8 @@ export interface LaunchSpec {
    * that isolates with runtime classes; the policy engine refuses it for any other runner.
    */
   runtimeClassName?: string;
+  /** GPUs for the main container (a backend with none advertises `maxGpuCount: 0`, so never gets any). */
+  gpuCount?: number;
   /** Files written into the sandbox before the main process starts. */
   files: { path: string; content: Buffer }[];
   /** Free-form labels persisted with the sandbox so a restarted runner can adopt it. */

@@ -27,6 +27,13 @@ export const RunnerEnvSchema = z.object({
     .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
     .pipe(z.array(z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'each must be a RuntimeClass name (DNS subdomain)'))),
   /** `kubernetes` backend: run sandbox pods in user namespaces (`hostUsers: false`); needs Kubernetes 1.30+ nodes that support it. */
+  /** `kubernetes` backend: GPUs one sandbox may get (0: GPU requests are refused by the policy engine). */
+  PADDOCK_SANDBOX_MAX_GPUS: z.coerce.number().int().nonnegative().default(0),
+  /** `kubernetes` backend: the nodes' extended resource for GPUs. */
+  PADDOCK_SANDBOX_GPU_RESOURCE: z
+    .string()
+    .regex(/^([a-z0-9.-]+\/)?[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/, 'must be an extended resource name such as nvidia.com/gpu')
+    .default('nvidia.com/gpu'),
   PADDOCK_SANDBOX_USER_NAMESPACES: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** YAML or JSON file `{ runnerId?, revision, policy, policyEtag, identity }`; watched for changes. */

@@ -113,6 +113,7 @@ export function toLaunchSpec(input: {
     network: resolved.egress.unrestricted && !resolved.egress.denyAll ? 'host' : 'none',
     ...egressCidrsOf(resolved),
     ...(resolved.runtimeClass ? { runtimeClassName: resolved.runtimeClass } : {}),
+    ...(primary.resources.limits.gpuCount > 0 ? { gpuCount: primary.resources.limits.gpuCount } : {}),
     files: primary.files.map((f) => ({ path: f.path, content: Buffer.from(f.content, 'base64') })),
     labels: {
       [RUNNER_ID_LABEL]: input.runnerId,

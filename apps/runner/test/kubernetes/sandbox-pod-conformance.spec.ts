@@ -50,6 +50,7 @@ const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
   egressCidrs: fc.option(fc.array(egressCidrArb, { maxLength: 4 }), { nil: undefined }),
   // Classes the test cluster has: admission refuses a pod naming a RuntimeClass that does not exist.
   runtimeClassName: fc.option(fc.constantFrom('gvisor', 'kata'), { nil: undefined }),
+  gpuCount: fc.option(fc.integer({ min: 1, max: 8 }), { nil: undefined }),
   // A file with a command puts the main container behind the launch gate.
   files: fc.oneof(fc.constant<LaunchSpec['files']>([]), fc.constant<LaunchSpec['files']>([{ path: 'in/data.txt', content: Buffer.from('x') }])),
   labels: fc.dictionary(key, value, { maxKeys: 6 }),
@@ -57,6 +58,7 @@ const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
   if (s.workingDir === undefined) delete s.workingDir;
   if (s.egressCidrs === undefined) delete s.egressCidrs;
   if (s.runtimeClassName === undefined) delete s.runtimeClassName;
+  if (s.gpuCount === undefined) delete s.gpuCount;
   return s;
 });
 
@@ -85,6 +87,10 @@ function problemsOf(spec: LaunchSpec, opts: SandboxPodOptions): string[] {
   const expectedClass = opts.runtimeClassName ?? spec.runtimeClassName;
   if (s.runtimeClassName !== expectedClass) problems.push(`runtimeClassName ${s.runtimeClassName} != ${expectedClass}`);
   if (s.restartPolicy !== 'Never' || s.activeDeadlineSeconds !== spec.lifetimeSeconds) problems.push('restartPolicy/deadline');
+  const main = s.containers[0]!.resources!;
+  if (main.limits?.['nvidia.com/gpu'] !== (spec.gpuCount ? String(spec.gpuCount) : undefined) || main.requests?.['nvidia.com/gpu'] !== main.limits?.['nvidia.com/gpu']) {
+    problems.push(`gpu limit ${String(main.limits?.['nvidia.com/gpu'])} != ${String(spec.gpuCount)}`);
+  }
   // Egress is exactly what was resolved: all of it for host, else one ipBlock rule per grant.
   const egress = buildSandboxNetworkPolicy(spec, opts).spec?.egress ?? [];
   const expectedEgress = spec.network === 'host' ? [{}] : (spec.egressCidrs ?? []).map((r) => r.cidr);

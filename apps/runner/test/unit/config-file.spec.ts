@@ -63,7 +63,10 @@ describe('runner environment', () => {
     expect(ok.ok && [ok.env.PADDOCK_SANDBOX_NAMESPACE, ok.env.PADDOCK_SANDBOX_RUNTIME_CLASS]).toEqual(['team-a-sandboxes', 'gvisor']);
     const classes = parseRunnerEnv({ PADDOCK_SANDBOX_RUNTIME_CLASSES: ' gvisor, kata ,', PADDOCK_SANDBOX_USER_NAMESPACES: 'false' });
     expect(classes.ok && [classes.env.PADDOCK_SANDBOX_RUNTIME_CLASSES, classes.env.PADDOCK_SANDBOX_USER_NAMESPACES]).toEqual([['gvisor', 'kata'], false]);
+    const gpus = parseRunnerEnv({ PADDOCK_SANDBOX_MAX_GPUS: '4', PADDOCK_SANDBOX_GPU_RESOURCE: 'amd.com/gpu' });
+    expect(gpus.ok && [gpus.env.PADDOCK_SANDBOX_MAX_GPUS, gpus.env.PADDOCK_SANDBOX_GPU_RESOURCE]).toEqual([4, 'amd.com/gpu']);
     const defaults = parseRunnerEnv({});
+    expect(defaults.ok && [defaults.env.PADDOCK_SANDBOX_MAX_GPUS, defaults.env.PADDOCK_SANDBOX_GPU_RESOURCE]).toEqual([0, 'nvidia.com/gpu']);
     expect(defaults.ok && [defaults.env.PADDOCK_SANDBOX_RUNTIME_CLASSES, defaults.env.PADDOCK_SANDBOX_USER_NAMESPACES]).toEqual([[], true]);
     const badClass = parseRunnerEnv({ PADDOCK_SANDBOX_RUNTIME_CLASSES: 'gvisor,Bad Class', PADDOCK_SANDBOX_USER_NAMESPACES: 'maybe' });
     expect(badClass.ok).toBe(false);

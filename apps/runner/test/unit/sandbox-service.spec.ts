@@ -118,6 +118,23 @@ describe('SandboxService.create', () => {
     ]);
   });
 
+  it('refuses a GPU request on a runner with no GPUs, naming the capability, and hands the count to one that has them', async () => {
+    const gpuSpec = { containers: [{ ...small.containers[0], resources: { cpu: '100m', memory: '64Mi', gpu: { count: 1 } } }] };
+    const none = setup();
+    none.backend.caps = { ...none.backend.caps, maxGpuCount: 0 };
+    const refused = await expectError(none.service.create({ sandboxId: 'sb-gpu', organizationId: 'org-1', spec: gpuSpec }));
+    expect(refused.reason).toBe('CWSANDBOX_POLICY_VIOLATION');
+    expect(refused.violations).toEqual([
+      expect.objectContaining({ field: 'containers[0].resources.gpu.count', rule: 'runner_capability', description: 'containers[0].resources.gpu.count: requested 1 GPU(s) but the runner has no GPUs to attach; pick a GPU runner', limit: 0 }),
+    ]);
+    expect(none.backend.launches).toEqual([]);
+
+    const some = setup();
+    some.backend.caps = { ...some.backend.caps, maxGpuCount: 2 };
+    await some.service.create({ sandboxId: 'sb-gpu', organizationId: 'org-1', spec: gpuSpec });
+    expect(some.backend.launches[0]?.gpuCount).toBe(1);
+  });
+
   it('makes no second sandbox for a redelivered create, and refuses the same id with another spec', async () => {
     const { service, backend } = setup();
     const req = { sandboxId: 'sb-dup', organizationId: 'org-1', spec: small };

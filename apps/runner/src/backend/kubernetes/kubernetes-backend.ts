@@ -43,6 +43,10 @@ export interface KubernetesBackendOptions {
   /** RuntimeClasses advertised and accepted from the spec label when none is pinned. */
   runtimeClasses?: string[];
   userNamespaces?: boolean;
+  /** GPUs one sandbox may get (advertised as `maxGpuCount`; default 0: GPU requests are refused). */
+  maxGpuCount?: number;
+  /** Extended resource name of the nodes' GPUs (default `nvidia.com/gpu`). */
+  gpuResource?: string;
 }
 
 const FIELD_MANAGER = 'paddock-runner';
@@ -75,6 +79,7 @@ export class KubernetesBackend implements SandboxBackend {
       ...(opts.runtimeClassName ? { runtimeClassName: opts.runtimeClassName } : {}),
       allowedRuntimeClasses: opts.runtimeClasses ?? [],
       ...(opts.userNamespaces !== undefined ? { userNamespaces: opts.userNamespaces } : {}),
+      ...(opts.gpuResource !== undefined ? { gpuResource: opts.gpuResource } : {}),
     };
   }
 
@@ -88,6 +93,7 @@ export class KubernetesBackend implements SandboxBackend {
       supportsEgress: true,
       runtimeClasses: classes,
       gpuTypes: [],
+      maxGpuCount: this.opts.maxGpuCount ?? 0,
       architectures: ['amd64'],
       instanceTypes: [],
       storageMedia: ['STORAGE_MEDIUM_DISK'],

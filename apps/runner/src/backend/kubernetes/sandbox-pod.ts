@@ -35,6 +35,8 @@ export interface SandboxPodOptions {
   allowedRuntimeClasses?: readonly string[];
   /** Run in a user namespace (`hostUsers: false`). Default true; needs a kubelet with user namespaces. */
   userNamespaces?: boolean;
+  /** Extended resource that counts GPUs on the nodes (default `nvidia.com/gpu`). */
+  gpuResource?: string;
 }
 
 /** DNS-1123 pod name derived from the sandbox id: readable prefix plus a hash so distinct ids never collide. */
@@ -97,6 +99,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
   const limits: Record<string, string> = { 'ephemeral-storage': String(spec.diskBytes) };
   if (spec.cpuMillis > 0) limits.cpu = `${spec.cpuMillis}m`;
   if (spec.memoryBytes > 0) limits.memory = String(spec.memoryBytes);
+  if (spec.gpuCount) limits[opts.gpuResource ?? 'nvidia.com/gpu'] = String(spec.gpuCount);
   const sizeLimit = String(Math.max(1, spec.diskBytes));
   return {
     apiVersion: 'v1',

@@ -175,6 +175,8 @@ export class LocalBackend implements SandboxBackend {
       supportsEgress: true,
       runtimeClasses: [],
       gpuTypes: [],
+      // No device is passed into a bubblewrap sandbox: a GPU request is refused, never ignored.
+      maxGpuCount: 0,
       architectures: [archName()],
       instanceTypes: [],
       storageMedia: ['STORAGE_MEDIUM_DISK'],
