@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PaddockClient, Sandbox } from '@paddock/sdk';
 import { waitFor } from '@paddock/testing';
-import { specWith, startCluster, type Cluster } from './support/cluster';
+import { specWith, useCluster, type Cluster } from './support/cluster';
 import { createOrganization, issueToken } from './support/control-plane-tables';
 import { http } from './support/infra';
 
@@ -25,14 +25,10 @@ const violationsOf = (b: unknown) => (b as ErrorBody).details?.flatMap((d) => d.
 
 /** `POST /v1/sandboxes:purge` (PurgeSandboxes, SPEC §4.4) against real parts. */
 describe('gateway :purge', () => {
+  const cluster = useCluster({ runnerIds: ['r-medium'] });
   let c: Cluster;
-
-  beforeAll(async () => {
-    c = await startCluster({ runnerIds: ['r-medium'] });
-  }, 300_000);
-
-  afterAll(async () => {
-    await c?.stop();
+  beforeEach(() => {
+    c = cluster();
   });
 
   const create = async (token: string, tags: string[]): Promise<string> => {

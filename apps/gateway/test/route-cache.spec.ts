@@ -26,6 +26,7 @@ function row(over: Partial<SandboxRow> = {}): SandboxRow {
     runner_acknowledged: true,
     delete_requested_at: null,
     delete_grace_seconds: 0,
+    logs_deleted_at: null,
     create_time: t,
     start_time: t,
     end_time: null,

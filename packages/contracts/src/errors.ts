@@ -47,6 +47,10 @@ export const ERROR_REASONS = [
   'CWSANDBOX_SANDBOX_NOT_FOUND',
   'CWSANDBOX_SANDBOX_NOT_RUNNING',
   'CWSANDBOX_SANDBOX_TERMINATED',
+  /** DeleteSandboxLogs on a sandbox that has not ended. */
+  'CWSANDBOX_SANDBOX_NOT_TERMINAL',
+  /** The sandbox's logs were deleted (DeleteSandboxLogs). */
+  'CWSANDBOX_LOGS_DELETED',
   'CWSANDBOX_FILE_NOT_FOUND',
   'CWSANDBOX_FILE_TOO_LARGE',
   'CWSANDBOX_COMMAND_TIMEOUT',

@@ -220,6 +220,12 @@ export type RemoveResponse = z.infer<typeof RemoveResponseSchema>;
 // logs
 // ---------------------------------------------------------------------------------------------
 
+/** DeleteSandboxLogs: removes the retained logs of an ended sandbox (refused while it is live). */
+export const DeleteLogsRequestSchema = z.object({ ...SandboxRef });
+export type DeleteLogsRequest = z.infer<typeof DeleteLogsRequestSchema>;
+export const DeleteLogsResponseSchema = z.object({});
+export type DeleteLogsResponse = z.infer<typeof DeleteLogsResponseSchema>;
+
 /**
  * Streams the primary process's combined log as `stdout`/`stderr` frames, each with its byte
  * `offset` in the combined log. Resume after a dropped subscription with
@@ -256,6 +262,7 @@ export const RUNNER_RPC_SCHEMAS = {
   stat: { request: StatRequestSchema, response: StatResponseSchema },
   remove: { request: RemoveRequestSchema, response: RemoveResponseSchema },
   logs: { request: LogsRequestSchema, response: StreamOpenedResponseSchema },
+  deleteLogs: { request: DeleteLogsRequestSchema, response: DeleteLogsResponseSchema },
 } as const satisfies Record<RunnerRpcOp, { request: z.ZodType; response: z.ZodType }>;
 
 export type RunnerRpcRequest<Op extends RunnerRpcOp> = z.input<(typeof RUNNER_RPC_SCHEMAS)[Op]['request']>;

@@ -56,6 +56,7 @@ export const RUNNER_RPC_OPS = [
   'stat',
   'remove',
   'logs',
+  'deleteLogs',
 ] as const;
 export type RunnerRpcOp = (typeof RUNNER_RPC_OPS)[number];
 

@@ -192,6 +192,15 @@ export class Sandbox {
     });
   }
 
+  /**
+   * DeleteSandboxLogs: destroys the retained logs of this sandbox once it has ended (refused with
+   * `CWSANDBOX_SANDBOX_NOT_TERMINAL` while it is live). Idempotent; `logs()` then fails with
+   * `CWSANDBOX_LOGS_DELETED`.
+   */
+  async deleteLogs(): Promise<void> {
+    await this.client.json('DELETE', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}/logs`, { idempotent: true });
+  }
+
   /** Re-reads the sandbox from the gateway. */
   async refresh(): Promise<SandboxResource> {
     this.resource = await this.client.json<SandboxResource>('GET', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}`, { idempotent: true });

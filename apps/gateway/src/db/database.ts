@@ -43,6 +43,7 @@ export interface GwSandboxesTable {
   runner_acknowledged: Generated<boolean>;
   delete_requested_at: Timestamp | null;
   delete_grace_seconds: Generated<number>;
+  logs_deleted_at: Generated<Date | null>;
   create_time: Timestamp;
   start_time: Timestamp | null;
   end_time: Timestamp | null;

@@ -172,6 +172,15 @@ export class SandboxesController {
     return reply.header('content-type', 'application/octet-stream').send(Readable.from(all()));
   }
 
+  @Delete('sandboxes/:id/logs')
+  @ApiOperation({
+    summary:
+      'DeleteSandboxLogs: destroys the retained logs of an ENDED sandbox (CWSANDBOX_SANDBOX_NOT_TERMINAL while it is live); idempotent. Later log reads answer CWSANDBOX_LOGS_DELETED.',
+  })
+  deleteLogs(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
+    return this.ops.deleteLogs(p, id);
+  }
+
   @Get('sandboxes/:id/logs')
   @ApiOperation({ summary: 'StreamLogs as NDJSON: one `{offset, stream, data (base64), time}` per line; resume with fromOffset.' })
   async logs(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: Query, @Res() reply: FastifyReply) {

@@ -268,6 +268,10 @@ export class SandboxLifecycleService {
     return { sandboxes: page.map(toView), nextPageToken };
   }
 
+  markLogsDeleted(principal: Principal, id: string): Promise<void> {
+    return this.repo.markLogsDeleted(principal.organizationId, id, this.now());
+  }
+
   /** PurgeSandboxes: stops the organization's live sandboxes that carry every tag (or all of them). */
   async purge(principal: Principal, body: unknown): Promise<PurgeResult> {
     const req = parsePurgeRequest(body);

@@ -77,6 +77,12 @@ const refOf = (route: SandboxRoute, path: string): { sandboxId: string; organiza
   path,
 });
 
+function logsDeleted(row: SandboxRow): PaddockError {
+  return new PaddockError('failed_precondition', `the logs of sandbox ${row.id} were deleted at ${new Date(row.logs_deleted_at ?? 0).toISOString()}`, {
+    reason: 'CWSANDBOX_LOGS_DELETED',
+  });
+}
+
 /** Turns a runner `error` frame into a PaddockError. */
 export function frameError(f: StreamFrame): PaddockError {
   return f.header.error ? PaddockError.fromBody(f.header.error) : new PaddockError('internal', 'stream ended with an error');
@@ -269,6 +275,7 @@ export class SandboxOpsService {
     q: { follow?: boolean; tailLines?: number; sinceTime?: string; fromOffset?: number },
   ): Promise<AsyncGenerator<LogLine>> {
     const row = await this.lifecycle.load(principal, id);
+    if (row.logs_deleted_at) throw logsDeleted(row);
     if (q.fromOffset !== undefined && (q.tailLines !== undefined || q.sinceTime !== undefined)) {
       throw invalid('fromOffset is mutually exclusive with tailLines and sinceTime', [
         { field: 'fromOffset', rule: 'mutually_exclusive', description: 'resume with fromOffset alone' },
@@ -283,6 +290,29 @@ export class SandboxOpsService {
       ...(q.fromOffset !== undefined ? { fromOffset: q.fromOffset } : {}),
     });
     return logLines(stream);
+  }
+
+  /**
+   * DeleteSandboxLogs: destroys the retained logs of an ended sandbox. Refused while it is live;
+   * idempotent once done. A runner that no longer knows the sandbox has no logs left for it.
+   */
+  async deleteLogs(principal: Principal, id: string): Promise<Record<string, never>> {
+    const row = await this.lifecycle.load(principal, id);
+    if (!isTerminalRow(row)) {
+      throw new PaddockError('failed_precondition', `sandbox ${row.id} is ${row.state}: the logs of a live sandbox cannot be deleted; stop it first`, {
+        reason: 'CWSANDBOX_SANDBOX_NOT_TERMINAL',
+        metadata: { state: row.state },
+      });
+    }
+    if (!row.logs_deleted_at) {
+      try {
+        await this.runners.call(row.runner_id, 'deleteLogs', { sandboxId: row.id, organizationId: row.organization_id });
+      } catch (e) {
+        if (!(e instanceof PaddockError && e.reason === 'CWSANDBOX_SANDBOX_NOT_FOUND')) throw e;
+      }
+      await this.lifecycle.markLogsDeleted(principal, row.id);
+    }
+    return {};
   }
 
   /** Opens an interactive exec on the owning runner. */

@@ -228,6 +228,16 @@ export class SandboxRepository {
     await this.db.updateTable('gw_sandboxes').set({ runner_acknowledged: true }).where('id', '=', id).where('runner_id', '=', runnerId).execute();
   }
 
+  /** DeleteSandboxLogs done: the first time is kept (the call is idempotent). */
+  async markLogsDeleted(organizationId: string, id: string, now: Date): Promise<void> {
+    await this.db
+      .updateTable('gw_sandboxes')
+      .set({ logs_deleted_at: sql<Date>`COALESCE(logs_deleted_at, ${now})`, updated_at: now })
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .execute();
+  }
+
   async markDeleteRequested(organizationId: string, id: string, graceSeconds: number, now: Date): Promise<SandboxRow | undefined> {
     const row = await this.db
       .updateTable('gw_sandboxes')

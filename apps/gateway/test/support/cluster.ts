@@ -76,6 +76,24 @@ export async function startCluster(
   };
 }
 
+/**
+ * One cluster for a whole test file (call it inside `describe`): started before its tests,
+ * stopped after them. Each test takes it with the returned getter.
+ */
+export function useCluster(opts: Parameters<typeof startCluster>[0] = {}): () => Cluster {
+  let cluster: Cluster | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster(opts);
+  }, 300_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  return () => {
+    if (!cluster) throw new Error('the cluster did not start (see beforeAll)');
+    return cluster;
+  };
+}
+
 /** A sandbox spec for the test image with the given resources. */
 export function specWith(cpu?: string, memory?: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const resources = cpu || memory ? { resources: { ...(cpu ? { cpu } : {}), ...(memory ? { memory } : {}) } } : {};

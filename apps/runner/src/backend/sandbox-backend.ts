@@ -171,6 +171,11 @@ export interface SandboxBackend {
   remove(sandboxId: string, path: string, recursive: boolean): Promise<void>;
   logs(sandboxId: string, req: LogRequest): AsyncIterable<LogChunk>;
   /**
+   * DeleteSandboxLogs: destroys the retained output of an ENDED sandbox (the runner refuses a live
+   * one before calling this). Idempotent. Later `logs` calls fail with CWSANDBOX_LOGS_DELETED.
+   */
+  deleteLogs(sandboxId: string): Promise<void>;
+  /**
    * Lists what this backend already runs (after a runner restart). The runner then adopts or
    * reaps each one; `reap` kills it and releases every resource (processes, cgroups, files).
    */

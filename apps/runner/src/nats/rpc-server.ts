@@ -67,6 +67,7 @@ export class RunnerRpcServer {
       readFile: (b) => streams.readFile(b),
       writeFile: (b) => streams.writeFile(b),
       logs: (b) => streams.logs(b),
+      deleteLogs: (b) => service.deleteLogs(b),
       listDir: async (b) => {
         const req = parse(ListDirRequestSchema, b);
         service.requireRunning(req.organizationId, req.sandboxId);

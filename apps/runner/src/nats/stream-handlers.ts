@@ -120,7 +120,7 @@ export class StreamHandlers {
 
   async logs(body: unknown): Promise<StreamOpenedResponse> {
     const req = parse(LogsRequestSchema, body);
-    this.d.service.find(req.organizationId, req.sandboxId);
+    if (this.d.service.find(req.organizationId, req.sandboxId).logsDeleted) throw runnerErrors.logsDeleted(req.sandboxId);
     const ep = this.open(req.streamId, req.initialCredit);
     const abort = new AbortController();
     ep.onFrame = ({ header }) => {

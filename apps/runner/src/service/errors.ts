@@ -18,6 +18,16 @@ export const runnerErrors = {
       reason: 'CWSANDBOX_SANDBOX_TERMINATED',
       metadata: { sandboxId, state },
     }),
+  notTerminal: (sandboxId: string, state: string): PaddockError =>
+    new PaddockError('failed_precondition', `sandbox ${sandboxId} is ${state}: the logs of a live sandbox cannot be deleted; stop it first`, {
+      reason: 'CWSANDBOX_SANDBOX_NOT_TERMINAL',
+      metadata: { sandboxId, state },
+    }),
+  logsDeleted: (sandboxId: string): PaddockError =>
+    new PaddockError('failed_precondition', `the logs of sandbox ${sandboxId} were deleted`, {
+      reason: 'CWSANDBOX_LOGS_DELETED',
+      metadata: { sandboxId },
+    }),
   alreadyExists: (sandboxId: string): PaddockError =>
     new PaddockError('already_exists', `sandbox ${sandboxId} already exists with a different spec; choose a new sandboxId`, {
       reason: 'CWSANDBOX_INVALID_REQUEST',

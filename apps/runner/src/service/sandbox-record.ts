@@ -37,6 +37,8 @@ export interface SandboxRecord {
   allocation: { cpuMillis: number; memoryBytes: number };
   /** Hard deadline from the lifetime resolved at launch. */
   deadline: Date;
+  /** DeleteSandboxLogs ran: log reads answer CWSANDBOX_LOGS_DELETED. */
+  logsDeleted?: boolean;
 }
 
 export interface StateChange {

@@ -1,6 +1,7 @@
 import {
   CreateSandboxRequestSchema,
   DEFAULT_MAX_OUTPUT_BYTES,
+  DeleteLogsRequestSchema,
   DeleteSandboxRequestSchema,
   ExecRequestSchema,
   GetSandboxRequestSchema,
@@ -260,6 +261,16 @@ export class SandboxService {
       stderrBytesProduced: r.stderrBytes,
       timedOut: r.timedOut,
     };
+  }
+
+  /** DeleteSandboxLogs: only for an ended sandbox; idempotent. */
+  async deleteLogs(body: unknown): Promise<Record<string, never>> {
+    const req = parse(DeleteLogsRequestSchema, body);
+    const rec = this.find(req.organizationId, req.sandboxId);
+    if (!isTerminalSandboxState(rec.state)) throw runnerErrors.notTerminal(rec.sandboxId, rec.state);
+    await this.d.backend.deleteLogs(rec.sandboxId);
+    this.records.set(rec.sandboxId, { ...rec, logsDeleted: true });
+    return {};
   }
 
   /** Throws unless the sandbox exists for this organization and is RUNNING (exec, files, streams). */

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunnerHeartbeatSchema, subjects, type RunnerHeartbeat } from '@paddock/contracts';
@@ -59,6 +59,32 @@ describe('runner service: lifecycle over NATS', () => {
     expect(['CWSANDBOX_SANDBOX_NOT_RUNNING', 'CWSANDBOX_SANDBOX_TERMINATED'], err.message).toContain(err.reason);
     expect(err.message).toContain('life-gone');
     await h.waitState('life-gone', 'STATE_FAILED');
+  });
+
+  it('deletes the logs of an ended sandbox only (DeleteSandboxLogs), idempotently, and then refuses to serve them', async () => {
+    await h.client.call('create', {
+      sandboxId: 'life-logs',
+      organizationId: ORG,
+      spec: smallSpec({ containers: [{ name: 'main', image: BASE_IMAGE, resources: { cpu: '100m', memory: '64Mi' }, command: ['/bin/sh', '-c', 'echo secret-token; sleep 30'] }] }),
+    });
+    await h.waitState('life-logs', 'STATE_RUNNING');
+    const logFile = join(h.stateDir, 'sandboxes', 'life-logs', 'log');
+    await waitFor(() => (existsSync(logFile) && readFileSync(logFile).includes('secret-token')) || undefined, { what: 'the output in the log' });
+
+    const live = await h.client.callError('deleteLogs', { sandboxId: 'life-logs', organizationId: ORG });
+    expect(live).toMatchObject({ code: 'failed_precondition', reason: 'CWSANDBOX_SANDBOX_NOT_TERMINAL' });
+    expect(live.message).toBe('sandbox life-logs is STATE_RUNNING: the logs of a live sandbox cannot be deleted; stop it first');
+    expect(readFileSync(logFile).includes('secret-token')).toBe(true);
+
+    await h.client.call('delete', { sandboxId: 'life-logs', organizationId: ORG, gracePeriodSeconds: 0 });
+    await h.waitState('life-logs', 'STATE_COMPLETED');
+    expect(await h.client.call('deleteLogs', { sandboxId: 'life-logs', organizationId: ORG })).toEqual({});
+    expect(existsSync(logFile)).toBe(false);
+    expect(await h.client.call('deleteLogs', { sandboxId: 'life-logs', organizationId: ORG })).toEqual({});
+    const read = await h.client.callError('logs', { sandboxId: 'life-logs', organizationId: ORG, streamId: 'deleted-logs' });
+    expect(read).toMatchObject({ code: 'failed_precondition', reason: 'CWSANDBOX_LOGS_DELETED', message: 'the logs of sandbox life-logs were deleted' });
+    // Another organization cannot learn anything about it.
+    expect((await h.client.callError('deleteLogs', { sandboxId: 'life-logs', organizationId: 'org-other' })).reason).toBe('CWSANDBOX_SANDBOX_NOT_FOUND');
   });
 
   it('passes stdin, env and cwd to a unary exec and truncates output past maxOutputBytes, counting every byte', async () => {

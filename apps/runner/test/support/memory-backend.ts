@@ -154,6 +154,13 @@ export class MemoryBackend implements SandboxBackend {
     await rm(this.path(sandboxId, path), { recursive });
   }
 
+  readonly logsDeleted: string[] = [];
+  async deleteLogs(sandboxId: string): Promise<void> {
+    const sb = this.sandboxes.get(sandboxId);
+    if (sb) sb.log = [];
+    this.logsDeleted.push(sandboxId);
+  }
+
   async *logs(sandboxId: string, req: LogRequest): AsyncIterable<LogChunk> {
     const sb = this.sandboxes.get(sandboxId);
     if (!sb) return;

@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely';
 import * as m20261129100000 from './20261129100000_sandboxes';
+import * as m20261129190000 from './20261129190000_logs_deleted';
 
 /** Static provider list (kysely's file provider cannot import .ts under vitest). */
 export const gatewayMigrations: Record<string, Migration> = {
   '20261129100000_sandboxes': m20261129100000,
+  '20261129190000_logs_deleted': m20261129190000,
 };

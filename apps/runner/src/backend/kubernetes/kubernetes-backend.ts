@@ -374,6 +374,11 @@ export class KubernetesBackend implements SandboxBackend {
     return bytes.reduce((a, b) => a + b, 0);
   }
 
+  /** The log of an ended sandbox lives with its pod: removing the pod removes it. */
+  async deleteLogs(sandboxId: string): Promise<void> {
+    await this.deleteObjects(sandboxId, 0);
+  }
+
   async recover(): Promise<RecoveredSandbox[]> {
     await this.start();
     const list = await this.core.listNamespacedPod({ namespace: this.opts.namespace, labelSelector: this.labelSelector });

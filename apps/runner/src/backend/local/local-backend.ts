@@ -494,6 +494,11 @@ export class LocalBackend implements SandboxBackend {
     return this.files(sandboxId).remove(path, recursive);
   }
 
+  async deleteLogs(sandboxId: string): Promise<void> {
+    // The supervisor has exited (the sandbox ended): nothing appends to the file any more.
+    rmSync(join(this.record(sandboxId).dir, 'log'), { force: true });
+  }
+
   async *logs(sandboxId: string, req: LogRequest): AsyncIterable<LogChunk> {
     const rec = this.record(sandboxId);
     const cursor = new LogCursor(join(rec.dir, 'log'));
