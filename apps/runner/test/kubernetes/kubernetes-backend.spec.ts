@@ -235,6 +235,18 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     expect(await waitFor(() => terminalOf('sb-bad'))).toMatchObject({ state: 'STATE_FAILED', reason: 'EXITED', exitCode: 3 });
   });
 
+  it('deletes the logs of an ended sandbox with its pod (DeleteSandboxLogs)', async () => {
+    await backend.launch(launchSpec({ sandboxId: 'sb-logdel', command: ['sh', '-c', 'echo secret-token'] }));
+    expect(await waitFor(() => terminalOf('sb-logdel'))).toMatchObject({ state: 'STATE_COMPLETED' });
+    const out: string[] = [];
+    for await (const chunk of backend.logs('sb-logdel', {})) out.push(chunk.data.toString());
+    expect(out.join('')).toBe('secret-token\n');
+    await backend.deleteLogs('sb-logdel');
+    expect(server.get('v1', 'Pod', podNameFor('sb-logdel'), NS)).toBeUndefined();
+    // No second terminal event: the sandbox had already ended.
+    expect(eventsOf('sb-logdel').filter((e) => e.state === 'STATE_COMPLETED' || e.state === 'STATE_FAILED')).toHaveLength(1);
+  });
+
   it('launch is idempotent and a new backend instance recovers the running pods', async () => {
     await running('sb-recover');
     await backend.launch(launchSpec({ sandboxId: 'sb-recover' }));
