@@ -24,6 +24,8 @@ export function createBackend(env: RunnerEnv, runnerId: string): SandboxBackend 
         userNamespaces: env.PADDOCK_SANDBOX_USER_NAMESPACES,
         maxGpuCount: env.PADDOCK_SANDBOX_MAX_GPUS,
         gpuResource: env.PADDOCK_SANDBOX_GPU_RESOURCE,
+        gpuTypes: env.PADDOCK_SANDBOX_GPU_TYPES,
+        gpuTypeLabel: env.PADDOCK_SANDBOX_GPU_TYPE_LABEL,
       });
     }
   }

@@ -44,6 +44,8 @@ export interface LaunchSpec {
   runtimeClassName?: string;
   /** GPUs for the main container (a backend with none advertises `maxGpuCount: 0`, so never gets any). */
   gpuCount?: number;
+  /** The GPU model asked for (with `gpuCount`), e.g. `H100`; absent = any. */
+  gpuType?: string;
   /** Files written into the sandbox before the main process starts. */
   files: { path: string; content: Buffer }[];
   /** Free-form labels persisted with the sandbox so a restarted runner can adopt it. */

@@ -34,6 +34,16 @@ export const RunnerEnvSchema = z.object({
     .string()
     .regex(/^([a-z0-9.-]+\/)?[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/, 'must be an extended resource name such as nvidia.com/gpu')
     .default('nvidia.com/gpu'),
+  /** `kubernetes` backend: GPU models offered (comma-separated), selected by `PADDOCK_SANDBOX_GPU_TYPE_LABEL`; empty = a request naming a model is refused. */
+  PADDOCK_SANDBOX_GPU_TYPES: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'each must be a node label value'))),
+  PADDOCK_SANDBOX_GPU_TYPE_LABEL: z
+    .string()
+    .regex(/^([a-z0-9.-]+\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, 'must be a node label key')
+    .default('nvidia.com/gpu.product'),
   PADDOCK_SANDBOX_USER_NAMESPACES: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** YAML or JSON file `{ runnerId?, revision, policy, policyEtag, identity }`; watched for changes. */

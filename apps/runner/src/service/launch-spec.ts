@@ -58,6 +58,15 @@ export function allocationOf(resolved: ResolvedSandboxSpec): { cpuMillis: number
   };
 }
 
+/** The main container's GPUs: count and, when asked for, the model. */
+function gpusOf(primary: ResolvedContainer): { gpuCount?: number; gpuType?: string } {
+  const { limits, requests } = primary.resources;
+  const count = Math.max(limits.gpuCount, requests.gpuCount);
+  if (count <= 0) return {};
+  const type = limits.gpuType ?? requests.gpuType;
+  return { gpuCount: count, ...(type ? { gpuType: type } : {}) };
+}
+
 /** The resolved egress grants that are CIDR blocks (every other kind was refused for this runner). */
 function egressCidrsOf(resolved: ResolvedSandboxSpec): { egressCidrs?: EgressCidrRule[] } {
   const { egress } = resolved;
@@ -113,7 +122,7 @@ export function toLaunchSpec(input: {
     network: resolved.egress.unrestricted && !resolved.egress.denyAll ? 'host' : 'none',
     ...egressCidrsOf(resolved),
     ...(resolved.runtimeClass ? { runtimeClassName: resolved.runtimeClass } : {}),
-    ...(primary.resources.limits.gpuCount > 0 ? { gpuCount: primary.resources.limits.gpuCount } : {}),
+    ...gpusOf(primary),
     files: primary.files.map((f) => ({ path: f.path, content: Buffer.from(f.content, 'base64') })),
     labels: {
       [RUNNER_ID_LABEL]: input.runnerId,

@@ -77,11 +77,14 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     });
   });
 
-  it('refuses to launch under a runtime class it does not offer, instead of running under the node default', async () => {
+  it('refuses to launch under a runtime class or GPU model it does not offer, instead of running under a default', async () => {
     const offering = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: ['gvisor'] });
     try {
       await expect(offering.launch(launchSpec({ sandboxId: 'sb-kata', runtimeClassName: 'kata' }))).rejects.toThrow('runtime class kata is not offered by this runner (offers gvisor)');
       expect(server.get('v1', 'Pod', podNameFor('sb-kata'), NS)).toBeUndefined();
+      // Likewise a GPU model it cannot select.
+      await expect(offering.launch(launchSpec({ sandboxId: 'sb-h100', gpuCount: 1, gpuType: 'H100' }))).rejects.toThrow('GPU type H100 was asked for, but this runner does not select GPU models');
+      expect(server.get('v1', 'Pod', podNameFor('sb-h100'), NS)).toBeUndefined();
     } finally {
       await offering.close();
     }

@@ -7,7 +7,7 @@ import {
   type PodSpec,
 } from '@paddock/k8s-testserver';
 import fc from 'fast-check';
-import { buildSandboxNetworkPolicy, buildSandboxPod, refusedRuntimeClass, runtimeClassFor, type SandboxPodOptions } from '../../src/backend/kubernetes';
+import { buildSandboxNetworkPolicy, buildSandboxPod, refusedGpuType, refusedRuntimeClass, runtimeClassFor, type SandboxPodOptions } from '../../src/backend/kubernetes';
 import type { EgressCidrRule, LaunchSpec } from '../../src/backend/sandbox-backend';
 import { createRestrictedNamespace } from './support';
 
@@ -51,6 +51,7 @@ const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
   // Classes the test cluster has: admission refuses a pod naming a RuntimeClass that does not exist.
   runtimeClassName: fc.option(fc.constantFrom('gvisor', 'kata'), { nil: undefined }),
   gpuCount: fc.option(fc.integer({ min: 1, max: 8 }), { nil: undefined }),
+  gpuType: fc.option(fc.constantFrom('H100', 'A100', 'L40S'), { nil: undefined }),
   // A file with a command puts the main container behind the launch gate.
   files: fc.oneof(fc.constant<LaunchSpec['files']>([]), fc.constant<LaunchSpec['files']>([{ path: 'in/data.txt', content: Buffer.from('x') }])),
   labels: fc.dictionary(key, value, { maxKeys: 6 }),
@@ -59,6 +60,7 @@ const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
   if (s.egressCidrs === undefined) delete s.egressCidrs;
   if (s.runtimeClassName === undefined) delete s.runtimeClassName;
   if (s.gpuCount === undefined) delete s.gpuCount;
+  if (s.gpuType === undefined || s.gpuCount === undefined) delete s.gpuType;
   return s;
 });
 
@@ -81,7 +83,11 @@ function problemsOf(spec: LaunchSpec, opts: SandboxPodOptions): string[] {
   if ((s.volumes ?? []).some((v) => v.hostPath)) problems.push('hostPath volume');
   if ([...s.containers, ...(s.initContainers ?? [])].some((c) => c.securityContext?.privileged)) problems.push('privileged');
   if (s.initContainers || s.ephemeralContainers) problems.push('extra containers');
-  if (s.nodeName !== undefined || s.tolerations !== undefined || s.nodeSelector !== undefined || s.affinity !== undefined) problems.push('node selection set');
+  // The one node selection a pod may carry is the GPU model its launch asked for.
+  const gpuSelector = spec.gpuCount && spec.gpuType !== undefined ? { 'nvidia.com/gpu.product': spec.gpuType } : undefined;
+  if (s.nodeName !== undefined || s.tolerations !== undefined || JSON.stringify(s.nodeSelector) !== JSON.stringify(gpuSelector) || s.affinity !== undefined) {
+    problems.push('node selection set');
+  }
   if (s.hostUsers !== false) problems.push('hostUsers not false');
   // The platform pin, else the resolved class: never dropped (a refused one never reaches the pod).
   const expectedClass = opts.runtimeClassName ?? spec.runtimeClassName;
@@ -138,6 +144,22 @@ describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
     expect(buildSandboxPod(unresolved, { namespace: NS }).spec?.runtimeClassName).toBeUndefined();
     expect(buildSandboxPod(spec, { namespace: NS, runtimeClassName: 'gvisor' }).spec?.nodeName).toBeUndefined();
     expect(buildSandboxPod(spec, { namespace: NS, userNamespaces: false }).spec?.hostUsers).toBeUndefined();
+  });
+
+  it('selects the GPU model by node label only among the offered ones, and refuses any other instead of ignoring it', () => {
+    const base: LaunchSpec = fc.sample(launchSpecArb, { seed: SEED, numRuns: 1 })[0]!;
+    const h100: LaunchSpec = { ...base, gpuCount: 2, gpuType: 'H100' };
+    const opts: SandboxPodOptions = { namespace: NS, gpuTypes: ['H100', 'A100'], gpuTypeLabel: 'gpu.example/model', gpuResource: 'example.com/gpu' };
+    expect(refusedGpuType(h100, opts)).toBeUndefined();
+    const pod = buildSandboxPod(h100, opts).spec!;
+    expect(pod.nodeSelector).toEqual({ 'gpu.example/model': 'H100' });
+    expect(pod.containers[0]?.resources).toMatchObject({ limits: { 'example.com/gpu': '2' }, requests: { 'example.com/gpu': '2' } });
+    expect(refusedGpuType({ ...h100, gpuType: 'L40S' }, opts)).toBe('GPU type L40S is not offered by this runner (offers H100, A100)');
+    expect(refusedGpuType(h100, { namespace: NS })).toBe('GPU type H100 was asked for, but this runner does not select GPU models; omit the type or pick another runner');
+    // Any model: no selector, nothing to refuse.
+    const { gpuType: _model, ...anyModel } = h100;
+    expect(refusedGpuType(anyModel, { namespace: NS })).toBeUndefined();
+    expect(buildSandboxPod(anyModel, opts).spec?.nodeSelector).toBeUndefined();
   });
 
   describe('admission by a namespace enforcing restricted', () => {

@@ -63,8 +63,13 @@ describe('runner environment', () => {
     expect(ok.ok && [ok.env.PADDOCK_SANDBOX_NAMESPACE, ok.env.PADDOCK_SANDBOX_RUNTIME_CLASS]).toEqual(['team-a-sandboxes', 'gvisor']);
     const classes = parseRunnerEnv({ PADDOCK_SANDBOX_RUNTIME_CLASSES: ' gvisor, kata ,', PADDOCK_SANDBOX_USER_NAMESPACES: 'false' });
     expect(classes.ok && [classes.env.PADDOCK_SANDBOX_RUNTIME_CLASSES, classes.env.PADDOCK_SANDBOX_USER_NAMESPACES]).toEqual([['gvisor', 'kata'], false]);
-    const gpus = parseRunnerEnv({ PADDOCK_SANDBOX_MAX_GPUS: '4', PADDOCK_SANDBOX_GPU_RESOURCE: 'amd.com/gpu' });
-    expect(gpus.ok && [gpus.env.PADDOCK_SANDBOX_MAX_GPUS, gpus.env.PADDOCK_SANDBOX_GPU_RESOURCE]).toEqual([4, 'amd.com/gpu']);
+    const gpus = parseRunnerEnv({ PADDOCK_SANDBOX_MAX_GPUS: '4', PADDOCK_SANDBOX_GPU_RESOURCE: 'amd.com/gpu', PADDOCK_SANDBOX_GPU_TYPES: 'H100, A100', PADDOCK_SANDBOX_GPU_TYPE_LABEL: 'gpu.example/model' });
+    expect(gpus.ok && [gpus.env.PADDOCK_SANDBOX_MAX_GPUS, gpus.env.PADDOCK_SANDBOX_GPU_RESOURCE, gpus.env.PADDOCK_SANDBOX_GPU_TYPES, gpus.env.PADDOCK_SANDBOX_GPU_TYPE_LABEL]).toEqual([
+      4,
+      'amd.com/gpu',
+      ['H100', 'A100'],
+      'gpu.example/model',
+    ]);
     const defaults = parseRunnerEnv({});
     expect(defaults.ok && [defaults.env.PADDOCK_SANDBOX_MAX_GPUS, defaults.env.PADDOCK_SANDBOX_GPU_RESOURCE]).toEqual([0, 'nvidia.com/gpu']);
     expect(defaults.ok && [defaults.env.PADDOCK_SANDBOX_RUNTIME_CLASSES, defaults.env.PADDOCK_SANDBOX_USER_NAMESPACES]).toEqual([[], true]);

@@ -132,7 +132,12 @@ describe('SandboxService.create', () => {
     const some = setup();
     some.backend.caps = { ...some.backend.caps, maxGpuCount: 2 };
     await some.service.create({ sandboxId: 'sb-gpu', organizationId: 'org-1', spec: gpuSpec });
-    expect(some.backend.launches[0]?.gpuCount).toBe(1);
+    const typed = { containers: [{ ...small.containers[0], resources: { cpu: '100m', memory: '64Mi', gpu: { count: 2, type: 'H100' } } }] };
+    await some.service.create({ sandboxId: 'sb-h100', organizationId: 'org-1', spec: typed });
+    expect(some.backend.launches.map((l) => [l.sandboxId, l.gpuCount, l.gpuType])).toEqual([
+      ['sb-gpu', 1, undefined],
+      ['sb-h100', 2, 'H100'],
+    ]);
   });
 
   it('makes no second sandbox for a redelivered create, and refuses the same id with another spec', async () => {

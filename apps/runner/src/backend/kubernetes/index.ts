@@ -1,3 +1,3 @@
 export { KubernetesBackend, type KubernetesBackendOptions } from './kubernetes-backend';
-export { buildSandboxPod, buildSandboxNetworkPolicy, podNameFor, refusedRuntimeClass, runtimeClassFor, type SandboxPodOptions } from './sandbox-pod';
+export { buildSandboxPod, buildSandboxNetworkPolicy, podNameFor, refusedGpuType, refusedRuntimeClass, runtimeClassFor, type SandboxPodOptions } from './sandbox-pod';
 export { observePod } from './pod-state';

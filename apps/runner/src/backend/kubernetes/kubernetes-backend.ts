@@ -20,6 +20,7 @@ import { isTerminal, observePod, type ObservedState } from './pod-state';
 import {
   buildSandboxNetworkPolicy,
   buildSandboxPod,
+  refusedGpuType,
   refusedRuntimeClass,
   CONTAINER_NAME,
   LAUNCH_FILES_ANNOTATION,
@@ -47,6 +48,9 @@ export interface KubernetesBackendOptions {
   maxGpuCount?: number;
   /** Extended resource name of the nodes' GPUs (default `nvidia.com/gpu`). */
   gpuResource?: string;
+  /** GPU models offered (advertised as `gpuTypes`), selected by the node label `gpuTypeLabel`. */
+  gpuTypes?: string[];
+  gpuTypeLabel?: string;
 }
 
 const FIELD_MANAGER = 'paddock-runner';
@@ -80,6 +84,8 @@ export class KubernetesBackend implements SandboxBackend {
       allowedRuntimeClasses: opts.runtimeClasses ?? [],
       ...(opts.userNamespaces !== undefined ? { userNamespaces: opts.userNamespaces } : {}),
       ...(opts.gpuResource !== undefined ? { gpuResource: opts.gpuResource } : {}),
+      gpuTypes: opts.gpuTypes ?? [],
+      ...(opts.gpuTypeLabel !== undefined ? { gpuTypeLabel: opts.gpuTypeLabel } : {}),
     };
   }
 
@@ -92,7 +98,7 @@ export class KubernetesBackend implements SandboxBackend {
       ingressRuleKinds: [],
       supportsEgress: true,
       runtimeClasses: classes,
-      gpuTypes: [],
+      gpuTypes: this.opts.gpuTypes ?? [],
       maxGpuCount: this.opts.maxGpuCount ?? 0,
       architectures: ['amd64'],
       instanceTypes: [],
@@ -226,7 +232,7 @@ export class KubernetesBackend implements SandboxBackend {
   }
 
   async launch(spec: LaunchSpec): Promise<void> {
-    const refused = refusedRuntimeClass(spec, this.podOpts);
+    const refused = refusedRuntimeClass(spec, this.podOpts) ?? refusedGpuType(spec, this.podOpts);
     if (refused) throw new PaddockError('failed_precondition', refused, { reason: 'CWSANDBOX_POLICY_VIOLATION' });
     await this.start();
     const pod = buildSandboxPod(spec, this.podOpts);

@@ -37,6 +37,10 @@ export interface SandboxPodOptions {
   userNamespaces?: boolean;
   /** Extended resource that counts GPUs on the nodes (default `nvidia.com/gpu`). */
   gpuResource?: string;
+  /** GPU models the runner can select, by the node label `gpuTypeLabel`; empty = it cannot select one. */
+  gpuTypes?: readonly string[];
+  /** Node label naming each node's GPU model (default `nvidia.com/gpu.product`, as GPU feature discovery sets it). */
+  gpuTypeLabel?: string;
 }
 
 /** DNS-1123 pod name derived from the sandbox id: readable prefix plus a hash so distinct ids never collide. */
@@ -73,6 +77,20 @@ export function refusedRuntimeClass(spec: LaunchSpec, opts: SandboxPodOptions): 
     return `runtime class ${wanted} is not offered by this runner (offers ${offered.join(', ')})`;
   }
   return undefined;
+}
+
+/**
+ * Why `spec.gpuType` cannot be honoured under `opts`, if it cannot: the runner selects GPU models
+ * only among those it offers, by node label. Refused, never ignored: an H100 request must not
+ * land on whatever GPU a node has.
+ */
+export function refusedGpuType(spec: LaunchSpec, opts: SandboxPodOptions): string | undefined {
+  if (!spec.gpuCount || spec.gpuType === undefined) return undefined;
+  const offered = opts.gpuTypes ?? [];
+  if (offered.includes(spec.gpuType)) return undefined;
+  return offered.length
+    ? `GPU type ${spec.gpuType} is not offered by this runner (offers ${offered.join(', ')})`
+    : `GPU type ${spec.gpuType} was asked for, but this runner does not select GPU models; omit the type or pick another runner`;
 }
 
 /** Env names Kubernetes accepts (C_IDENTIFIER-ish, no `=`); anything else is dropped, never passed raw. */
@@ -125,6 +143,8 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
       enableServiceLinks: false,
       ...(opts.userNamespaces === false ? {} : { hostUsers: false }),
       ...(runtimeClassName ? { runtimeClassName } : {}),
+      // The only node selection a launch gets: the GPU model it asked for (never from user fields).
+      ...(spec.gpuCount && spec.gpuType !== undefined ? { nodeSelector: { [opts.gpuTypeLabel ?? 'nvidia.com/gpu.product']: spec.gpuType } } : {}),
       terminationGracePeriodSeconds: 10,
       securityContext: {
         runAsNonRoot: true,
