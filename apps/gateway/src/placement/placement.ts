@@ -29,9 +29,9 @@ const toViolation = (v: FieldViolation): PlacementVerdictRow['violations'][numbe
 
 /**
  * Decides where a sandbox may go. Pure: the caller supplies the candidates it learned from
- * heartbeats, and its own address (`caller.sourceIp`), which each runner policy's
- * `controlPlaneAccess.sourceIpAllowlist` must allow. A runner whose policy admits the spec is preferred by free sandbox slots, then CPU,
- * then memory; ties keep a stable order by runner id.
+ * heartbeats, and the requester's address (`caller.sourceIp`), which each runner policy's
+ * `controlPlaneAccess.sourceIpAllowlist` must allow. A runner whose policy admits the spec is
+ * preferred by free sandbox slots, then CPU, then memory; ties keep a stable order by runner id.
  */
 export function planPlacement(
   spec: SandboxSpec,

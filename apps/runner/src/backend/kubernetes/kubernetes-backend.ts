@@ -399,7 +399,13 @@ export class KubernetesBackend implements SandboxBackend {
       } catch {
         labels = {};
       }
-      const found: RecoveredSandbox = { sandboxId: id, labels, state: observePod(pod).state, startedAt: started, deadline: new Date(started.getTime() + (pod.spec?.activeDeadlineSeconds ?? 0) * 1000) };
+      const found: RecoveredSandbox = {
+        sandboxId: id,
+        labels,
+        state: observePod(pod).state,
+        startedAt: started,
+        deadline: new Date(started.getTime() + (pod.spec?.activeDeadlineSeconds ?? 0) * 1000),
+      };
       if (this.orphanedLaunch(pod, id)) {
         found.unrecoverable = { reason: 'FAILED_TO_START', message: 'the runner restarted before this sandbox\'s launch files were written; create it again' };
       }
