@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -7,6 +7,7 @@ import {
   buildPackages,
   freePort,
   httpJson,
+  removeStateDir,
   startAppProcess,
   startControlPlaneProcess,
   startNats,
@@ -160,7 +161,8 @@ export async function startPlatform(): Promise<Platform> {
       for (const c of controllers) spawnSync('pkill', ['-TERM', '-f', c.stateDir]);
       await nats.stop();
       pg.stop();
-      rmSync(workDir, { recursive: true, force: true });
+      // Sandboxes still tearing down hold mounts under the work dir: stopped and detached first.
+      await removeStateDir(workDir);
     },
   };
   return platform;

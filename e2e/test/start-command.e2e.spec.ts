@@ -1,8 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, freePort, httpJson, startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
+import { REPO_ROOT, freePort, httpJson, removeStateDir, startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
 import { buildAll } from '../src/platform';
 
 /**
@@ -35,10 +35,10 @@ describe('pnpm start', () => {
   }, 300_000);
 
   afterAll(async () => {
-    spawnSync('pkill', ['-TERM', '-f', stateDir]);
+    // Sandboxes outlive `pnpm start` by design: stop them (and their supervisors' mounts) first.
+    if (stateDir) await removeStateDir(stateDir);
     await nats?.stop();
     pg?.stop();
-    rmSync(stateDir, { recursive: true, force: true });
   });
 
   async function start(): Promise<{ child: ChildProcess; output: () => string }> {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -6,6 +6,7 @@ import {
   REPO_ROOT,
   buildPackages,
   httpJson,
+  removeStateDir,
   startControlPlaneProcess,
   startNats,
   startPostgres,
@@ -79,7 +80,7 @@ describe('controller with the local driver and the real runner', () => {
     await cp?.stop();
     await nats?.stop();
     pg?.stop();
-    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+    if (stateDir) await removeStateDir(stateDir);
   });
 
   it('create → the controller starts the runner → READY and CONNECTED from its heartbeats', async () => {

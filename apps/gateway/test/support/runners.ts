@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { removeStateDir } from '@paddock/testing';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -96,11 +97,8 @@ export function startRunner(spec: RunnerSpec): RunnerProcess {
       await waitExit('SIGTERM');
       process.removeListener('exit', onExit);
       if (opts.keepState) return;
-      try {
-        rmSync(dir, { recursive: true, force: true });
-      } catch {
-        // a sandbox that outlived its runner may still hold a mount; the OS temp cleanup gets it
-      }
+      // A sandbox that outlived its runner may still hold a mount under the directory.
+      await removeStateDir(dir);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import {
@@ -11,7 +11,7 @@ import {
   type RunnerHeartbeat,
   type SandboxStateEvent,
 } from '@paddock/contracts';
-import { startNats, waitFor, type ThrowawayNats } from '@paddock/testing';
+import { removeStateDir, startNats, waitFor, type ThrowawayNats } from '@paddock/testing';
 import { BASE_IMAGE, makeLocalBackend, ORG, smallSpec, TEST_STATE_ROOT, uniqueRunnerId } from '../support/harness';
 import { RunnerTestClient } from '../support/runner-client';
 
@@ -71,7 +71,7 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
     child?.kill('SIGKILL');
     await nc?.drain();
     await nats?.stop();
-    rmSync(join(TEST_STATE_ROOT, runnerId), { recursive: true, force: true });
+    await removeStateDir(join(TEST_STATE_ROOT, runnerId));
   });
 
   it(`adopts or reaps every one of ${N} sandboxes after a restart, leaving no orphan process or cgroup`, async () => {

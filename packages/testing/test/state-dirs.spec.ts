@@ -1,0 +1,32 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { removeStateDir } from '../src';
+
+describe('removeStateDir', () => {
+  it('stops the processes naming the directory, detaches its mounts, then deletes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-statedir-'));
+    const disk = join(dir, 'sandboxes', 'sb-1', 'disk');
+    mkdirSync(disk, { recursive: true });
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', disk]).status).toBe(0);
+    writeFileSync(join(disk, 'data'), 'x');
+    // Like a sandbox supervisor: its command line names the state directory.
+    const holder = spawn('/bin/sh', ['-c', 'sleep 60', join(dir, 'sandboxes', 'sb-1', 'plan.json')], { stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((r) => holder.once('exit', (_c, s) => r(s)));
+
+    await removeStateDir(dir);
+
+    expect(await exited).toBe('SIGTERM');
+    expect(readFileSync('/proc/self/mounts', 'utf8')).not.toContain(dir);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('deletes a directory nothing uses, and accepts one that is already gone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-statedir-'));
+    writeFileSync(join(dir, 'f'), 'y');
+    await removeStateDir(dir);
+    expect(existsSync(dir)).toBe(false);
+    await expect(removeStateDir(dir)).resolves.toBeUndefined();
+  });
+});
