@@ -21,15 +21,16 @@ for (const d of dirs) {
   passed += r.numPassedTests;
   failed += r.numFailedTests;
   skipped += r.numPendingTests + (r.numTodoTests ?? 0);
-  // A suite that failed to load counts as a failure even if it declared no test.
+  // A suite that failed with none of its tests failing (it did not load, or a beforeAll/afterAll
+  // hook threw) counts as one failure: otherwise the closing line would say "0 failed" for a red run.
   for (const s of r.testResults ?? []) {
-    if (s.status === 'failed' && (s.assertionResults ?? []).length === 0) {
+    if (s.status === 'failed' && (s.assertionResults ?? []).every((a) => a.status !== 'failed')) {
       failed++;
-      failures.push(s.name);
+      failures.push(`${s.name}${s.message ? `: ${String(s.message).split('\n')[0]}` : ''}`);
     }
   }
 }
-if (failures.length) console.error(`suites that failed to load:\n  ${failures.join('\n  ')}`);
+if (failures.length) console.error(`suites that failed outside their tests (load or hooks):\n  ${failures.join('\n  ')}`);
 if (reports === 0 || passed + failed === 0) {
   console.error('no test results found');
   console.log('0 passed, 1 failed');
