@@ -38,9 +38,10 @@ export function precompile<A extends string[], R>(build: (...args: A) => Compila
   const a = compileWith('a');
   const b = compileWith('b');
   if (a.sql !== b.sql) throw new Error(`precompile: the query's text depends on its arguments; build one precompiled query per shape:\n${a.sql}\n${b.sql}`);
+  const argOf = new Map(Array.from({ length: arity }, (_, i) => [sentinel('a', i), i] as const));
   const slots: Slot[] = a.parameters.map((pa, j) => {
     const pb = b.parameters[j];
-    const i = typeof pa === 'string' ? Array.from({ length: arity }, (_, k) => k).find((k) => pa === sentinel('a', k)) : undefined;
+    const i = typeof pa === 'string' ? argOf.get(pa) : undefined;
     if (i !== undefined) {
       if (pb !== sentinel('b', i)) throw new Error(`precompile: parameter $${j + 1} is argument ${i} in one compilation and not the other`);
       return { arg: i };

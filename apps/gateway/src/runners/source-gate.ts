@@ -20,8 +20,8 @@ export class SourceGate {
     private readonly policies: PolicySource,
   ) {}
 
-  async check(principal: Principal, runnerId: string | null): Promise<void> {
-    if (principal.sourceIp === undefined || runnerId === null) return;
+  async check(principal: Principal, runnerId: string): Promise<void> {
+    if (principal.sourceIp === undefined) return;
     const hb = this.registry.get(runnerId)?.heartbeat;
     if (!hb) return;
     const violation = checkSourceAccess(await this.policies.policyOf(hb), principal.sourceIp);

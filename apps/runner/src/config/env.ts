@@ -1,5 +1,15 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { z } from 'zod';
+import { DEFAULT_GPU_RESOURCE, DEFAULT_GPU_TYPE_LABEL } from '../backend/kubernetes/sandbox-pod';
+
+/** A comma-separated list (empty by default), each entry checked against `pattern`. */
+function commaList(pattern: RegExp, message: string) {
+  return z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(pattern, message)));
+}
 
 /**
  * The runner's environment, parsed once in `main.ts` before anything starts. Identity variables
@@ -21,11 +31,7 @@ export const RunnerEnvSchema = z.object({
   /** `kubernetes` backend: a RuntimeClass the platform pins for every sandbox (it wins over a requested one). */
   PADDOCK_SANDBOX_RUNTIME_CLASS: z.string().min(1).optional(),
   /** `kubernetes` backend: RuntimeClasses offered to policies (comma-separated; empty = whatever the cluster has). */
-  PADDOCK_SANDBOX_RUNTIME_CLASSES: z
-    .string()
-    .default('')
-    .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
-    .pipe(z.array(z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'each must be a RuntimeClass name (DNS subdomain)'))),
+  PADDOCK_SANDBOX_RUNTIME_CLASSES: commaList(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'each must be a RuntimeClass name (DNS subdomain)'),
   /** `kubernetes` backend: run sandbox pods in user namespaces (`hostUsers: false`); needs Kubernetes 1.30+ nodes that support it. */
   /** `kubernetes` backend: GPUs one sandbox may get (0: GPU requests are refused by the policy engine). */
   PADDOCK_SANDBOX_MAX_GPUS: z.coerce.number().int().nonnegative().default(0),
@@ -33,17 +39,13 @@ export const RunnerEnvSchema = z.object({
   PADDOCK_SANDBOX_GPU_RESOURCE: z
     .string()
     .regex(/^([a-z0-9.-]+\/)?[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/, 'must be an extended resource name such as nvidia.com/gpu')
-    .default('nvidia.com/gpu'),
+    .default(DEFAULT_GPU_RESOURCE),
   /** `kubernetes` backend: GPU models offered (comma-separated), selected by `PADDOCK_SANDBOX_GPU_TYPE_LABEL`; empty = a request naming a model is refused. */
-  PADDOCK_SANDBOX_GPU_TYPES: z
-    .string()
-    .default('')
-    .transform((v) => v.split(',').map((x) => x.trim()).filter(Boolean))
-    .pipe(z.array(z.string().regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'each must be a node label value'))),
+  PADDOCK_SANDBOX_GPU_TYPES: commaList(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'each must be a node label value'),
   PADDOCK_SANDBOX_GPU_TYPE_LABEL: z
     .string()
     .regex(/^([a-z0-9.-]+\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, 'must be a node label key')
-    .default('nvidia.com/gpu.product'),
+    .default(DEFAULT_GPU_TYPE_LABEL),
   PADDOCK_SANDBOX_USER_NAMESPACES: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
   /** YAML or JSON file `{ runnerId?, revision, policy, policyEtag, identity }`; watched for changes. */

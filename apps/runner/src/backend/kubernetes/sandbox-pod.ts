@@ -23,6 +23,9 @@ export const LAUNCH_FILES_ANNOTATION = 'paddock.dev/launch-files';
 export const LAUNCH_GATE_MARKER = '.paddock-launch-ready';
 const LAUNCH_GATE_SCRIPT = `while [ ! -e ${LAUNCH_GATE_MARKER} ]; do sleep 0.05 2>/dev/null || sleep 1; done; rm -f ${LAUNCH_GATE_MARKER}; exec "$@"`;
 export const CONTAINER_NAME = 'sandbox';
+/** The nodes' GPU extended resource, and the node label naming their model (GPU feature discovery's). */
+export const DEFAULT_GPU_RESOURCE = 'nvidia.com/gpu';
+export const DEFAULT_GPU_TYPE_LABEL = 'nvidia.com/gpu.product';
 export const WORKSPACE_PATH = '/workspace';
 /** Non-root uid/gid the sandbox runs as (the conventional "nonroot" of distroless images). */
 export const SANDBOX_UID = 65532;
@@ -117,7 +120,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
   const limits: Record<string, string> = { 'ephemeral-storage': String(spec.diskBytes) };
   if (spec.cpuMillis > 0) limits.cpu = `${spec.cpuMillis}m`;
   if (spec.memoryBytes > 0) limits.memory = String(spec.memoryBytes);
-  if (spec.gpuCount) limits[opts.gpuResource ?? 'nvidia.com/gpu'] = String(spec.gpuCount);
+  if (spec.gpuCount) limits[opts.gpuResource ?? DEFAULT_GPU_RESOURCE] = String(spec.gpuCount);
   const sizeLimit = String(Math.max(1, spec.diskBytes));
   return {
     apiVersion: 'v1',
@@ -144,7 +147,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
       ...(opts.userNamespaces === false ? {} : { hostUsers: false }),
       ...(runtimeClassName ? { runtimeClassName } : {}),
       // The only node selection a launch gets: the GPU model it asked for (never from user fields).
-      ...(spec.gpuCount && spec.gpuType !== undefined ? { nodeSelector: { [opts.gpuTypeLabel ?? 'nvidia.com/gpu.product']: spec.gpuType } } : {}),
+      ...(spec.gpuCount && spec.gpuType !== undefined ? { nodeSelector: { [opts.gpuTypeLabel ?? DEFAULT_GPU_TYPE_LABEL]: spec.gpuType } } : {}),
       terminationGracePeriodSeconds: 10,
       securityContext: {
         runAsNonRoot: true,
