@@ -17,7 +17,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { z } from 'zod';
 import type { SandboxBackend } from '../backend/sandbox-backend';
 import { invalidRequest, runnerErrors, toPaddockError } from '../service/errors';
-import type { RunnerLogger, SandboxService } from '../service/sandbox-service';
+import { execFailure, type RunnerLogger, type SandboxService } from '../service/sandbox-service';
 import { StreamEndpoint } from './stream-endpoint';
 
 export interface StreamHandlerDeps {
@@ -60,15 +60,19 @@ export class StreamHandlers {
 
   async execStream(body: unknown): Promise<StreamOpenedResponse> {
     const req = parse(ExecStreamRequestSchema, body);
-    this.d.service.requireRunning(req.organizationId, req.sandboxId);
-    const proc = await this.d.backend.execStream(req.sandboxId, {
-      argv: req.argv,
-      env: req.env,
-      ...(req.cwd ? { cwd: req.cwd } : {}),
-      tty: req.tty,
-      ...(req.cols ? { cols: req.cols } : {}),
-      ...(req.rows ? { rows: req.rows } : {}),
-    });
+    const rec = this.d.service.requireRunning(req.organizationId, req.sandboxId);
+    const proc = await this.d.backend
+      .execStream(req.sandboxId, {
+        argv: req.argv,
+        env: req.env,
+        ...(req.cwd ? { cwd: req.cwd } : {}),
+        tty: req.tty,
+        ...(req.cols ? { cols: req.cols } : {}),
+        ...(req.rows ? { rows: req.rows } : {}),
+      })
+      .catch((e: unknown) => {
+        throw execFailure(rec, e);
+      });
     const ep = this.open(req.streamId, req.initialCredit);
     let timedOut = false;
     const timer = req.timeoutSeconds

@@ -88,7 +88,7 @@ const SANDBOX_GONE = new Set(['ENOENT', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE']);
  * What an exec that failed in the backend tells the caller. A sandbox that ended while the
  * command was being sent is reported as such (its state, or "ending"), never as a missing file.
  */
-function execFailure(rec: SandboxRecord, e: unknown): PaddockError {
+export function execFailure(rec: SandboxRecord, e: unknown): PaddockError {
   if (isPaddockError(e)) return e;
   const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
   if (typeof code === 'string' && SANDBOX_GONE.has(code)) {

@@ -31,7 +31,7 @@ export async function startExec(
     first = await readReply(ctl);
   } catch (e) {
     for (const s of [ctl, io, err]) s.destroy();
-    throw new PaddockError('unavailable', `exec failed: ${(e as Error).message}`, { reason: 'CWSANDBOX_INTERNAL' });
+    throw supervisorGone(e);
   }
   if (first.ok === false) {
     for (const s of [ctl, io, err]) s.destroy();
@@ -72,6 +72,17 @@ export async function startExec(
     },
     exited,
   };
+}
+
+/**
+ * The first reply never came: the supervisor closed or reset the connection, which only happens
+ * when it is going away with its sandbox. The error keeps (or gets) a socket errno so the service
+ * answers with the sandbox's state instead of an internal socket error.
+ */
+function supervisorGone(e: unknown): Error {
+  const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+  if (typeof code === 'string') return e as Error;
+  return Object.assign(new Error(`the sandbox supervisor went away: ${(e as Error).message}`), { code: 'ECONNRESET' });
 }
 
 /** Collects a stream up to `cap` bytes while counting everything it produced. */
