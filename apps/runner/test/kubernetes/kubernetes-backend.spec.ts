@@ -165,6 +165,26 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     expect(eventsOf('sb-gated').map((e) => e.state)).toEqual(['STATE_CREATING', 'STATE_RUNNING', 'STATE_COMPLETED']);
   });
 
+  it('reports RUNNING before the end of a gated command that finishes while its launch is still being marked written', async () => {
+    // Forces the interleaving seen once under load: the gate opens, the command runs and its pod
+    // succeeds, and the informer sees that end while the backend is still patching the
+    // `launch-files: written` annotation, before it has reported RUNNING.
+    type Internals = { markFilesWritten(id: string): Promise<void>; seenWhileSeeding: Map<string, unknown> };
+    const internals = backend as unknown as Internals;
+    const original = internals.markFilesWritten.bind(backend);
+    internals.markFilesWritten = async (id: string): Promise<void> => {
+      await original(id);
+      await waitFor(() => internals.seenWhileSeeding.has(id) || terminalOf(id), { what: `the end of ${id} seen during its launch` });
+    };
+    try {
+      await backend.launch(launchSpec({ sandboxId: 'sb-fast', command: ['sh', '-c', 'cat in.txt'], files: [{ path: 'in.txt', content: Buffer.from('x') }] }));
+      await waitFor(() => terminalOf('sb-fast'), { what: 'sb-fast terminal' });
+      expect(eventsOf('sb-fast').map((e) => e.state)).toEqual(['STATE_CREATING', 'STATE_RUNNING', 'STATE_COMPLETED']);
+    } finally {
+      internals.markFilesWritten = original;
+    }
+  });
+
   it('fails, at recovery, a launch whose runner died before writing its files, instead of serving it without them', async () => {
     // What a runner killed between creating the pod and seeding it leaves behind.
     const spec = launchSpec({ sandboxId: 'sb-orphan', command: ['sh', '-c', 'cat in.txt'], files: [{ path: 'in.txt', content: Buffer.from('x') }] });

@@ -68,6 +68,12 @@ export class KubernetesBackend implements SandboxBackend {
   /** Spec files still to write once the pod runs; RUNNING is held back until they are in place. */
   private readonly pendingFiles = new Map<string, { files: LaunchSpec['files']; gated: boolean }>();
   private readonly seeding = new Set<string>();
+  /**
+   * The newest pod seen while its files were being seeded. A gated command can run and end
+   * before the seeding finishes; its end is applied after RUNNING, so no sandbox ever goes from
+   * CREATING straight to its end.
+   */
+  private readonly seenWhileSeeding = new Map<string, k8s.V1Pod>();
   /** Seeded by this process: their pods may still read `pending` until the annotation patch is seen. */
   private readonly seeded = new Set<string>();
   private informer: k8s.Informer<k8s.V1Pod> | undefined;
@@ -163,7 +169,8 @@ export class KubernetesBackend implements SandboxBackend {
     if (this.orphanedLaunch(pod, id) && !isTerminal(s.state)) return;
     const stopReason = this.stopReasons.get(id);
     if (stopReason && isTerminal(s.state)) return this.emit(id, { ...s, reason: stopReason });
-    if (s.state === 'STATE_RUNNING' && (this.pendingFiles.has(id) || this.seeding.has(id))) return void this.seedFiles(id);
+    if (this.seeding.has(id)) return void this.seenWhileSeeding.set(id, pod);
+    if (s.state === 'STATE_RUNNING' && this.pendingFiles.has(id)) return void this.seedFiles(id);
     this.emit(id, s);
     // A pod that cannot pull its image would wait forever: reclaim it once reported.
     if (s.reason === 'IMAGE_NOT_FOUND') void this.deleteObjects(id, 0);
@@ -196,6 +203,9 @@ export class KubernetesBackend implements SandboxBackend {
       void this.deleteObjects(id, 0).catch(() => undefined);
     } finally {
       this.seeding.delete(id);
+      const later = this.seenWhileSeeding.get(id);
+      this.seenWhileSeeding.delete(id);
+      if (later) this.observe(later);
     }
   }
 
