@@ -30,7 +30,14 @@ for (const d of dirs) {
     }
   }
 }
-if (failures.length) console.error(`suites that failed outside their tests (load or hooks):\n  ${failures.join('\n  ')}`);
+// The test runner passes how many processes outlived the tests: each is a failure of the run.
+const leakArg = process.argv.indexOf('--process-leaks');
+if (leakArg > 0) {
+  const leaks = Number(process.argv[leakArg + 1] ?? 0);
+  failed += leaks;
+  failures.push(`${leaks} process(es) outlived the tests (listed above)`);
+}
+if (failures.length) console.error(`failures outside the tests (a suite that did not load, a hook that threw, processes left behind):\n  ${failures.join('\n  ')}`);
 if (reports === 0 || passed + failed === 0) {
   console.error('no test results found');
   console.log('0 passed, 1 failed');

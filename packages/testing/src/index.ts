@@ -5,4 +5,4 @@ export { FixedClock, sequentialIds, waitFor } from './clock';
 export { percentile, latencyStats, timeSequential, row, medianOf, report, type BenchRow, type LatencyStats } from './bench';
 export { REPO_ROOT, buildPackages, startAppProcess, startControlPlaneProcess, CONTROL_PLANE_ENTRY, httpJson, type AppProcess } from './app-process';
 export { seedRunnerYaml } from './seeds';
-export { removeStateDir } from './state-dirs';
+export { processesUsing, removeStateDir } from './state-dirs';

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { removeStateDir } from '../src';
+import { processesUsing, removeStateDir } from '../src';
 
 describe('removeStateDir', () => {
   it('stops the processes naming the directory, detaches its mounts, then deletes it', async () => {
@@ -19,6 +19,19 @@ describe('removeStateDir', () => {
 
     expect(await exited).toBe('SIGTERM');
     expect(readFileSync('/proc/self/mounts', 'utf8')).not.toContain(dir);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('also stops a process that names the directory only in its environment (a runner)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-statedir-'));
+    const runner = spawn('/bin/sh', ['-c', 'sleep 60'], { stdio: 'ignore', env: { PATH: process.env.PATH, PADDOCK_RUNNER_STATE_DIR: join(dir, 'state') } });
+    const exited = new Promise<NodeJS.Signals | null>((r) => runner.once('exit', (_c, s) => r(s)));
+    expect(processesUsing(dir).map((p) => Number(p.split(' ')[0]))).toEqual([runner.pid]);
+
+    await removeStateDir(dir);
+
+    expect(await exited).toBe('SIGTERM');
+    expect(processesUsing(dir)).toEqual([]);
     expect(existsSync(dir)).toBe(false);
   });
 
