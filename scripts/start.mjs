@@ -30,8 +30,14 @@ const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
 const gwUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
 const tty = process.stderr.isTTY;
 const say = (msg) => process.stderr.write(`${tty ? '\x1b[36mpaddock\x1b[0m' : 'paddock'} ${msg}\n`);
+/** Thrown by `fail` once services are up: the flow stops while `shutdown` stops them in order. */
+class Stopping extends Error {}
 const fail = (msg) => {
   process.stderr.write(`\n${tty ? '\x1b[31merror\x1b[0m' : 'error'}: ${msg}\n`);
+  if (children.some(({ child }) => !exited(child))) {
+    void shutdown(1);
+    throw new Stopping();
+  }
   process.exit(1);
 };
 
@@ -80,6 +86,10 @@ function startProcess(name, args, extraEnv, cwd = root) {
     cwd,
     env: { ...process.env, ...env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: a Ctrl-C in the terminal reaches only this script, which then stops
+    // the services in order (the controller and its runners first, while the gateway still
+    // records their sandboxes' ends).
+    detached: true,
   });
   const logFile = join(stateDir, `${name}.log`);
   writeFileSync(logFile, '');
@@ -98,25 +108,38 @@ function startProcess(name, args, extraEnv, cwd = root) {
   return child;
 }
 
+const exited = (child) => child.exitCode !== null || child.signalCode !== null;
+async function waitExit(child, deadline) {
+  while (!exited(child) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  if (!exited(child)) child.kill('SIGKILL');
+}
+
 async function shutdown(code = 0) {
   if (stopping) return;
   stopping = true;
-  say('stopping...');
-  // Reverse order: runners and controller first, then the gateway, then the control plane.
-  for (const { child } of [...children].reverse()) {
-    if (child.exitCode === null) child.kill('SIGTERM');
+  // The controller goes first and alone: it stops the runners it started and their sandboxes
+  // (PADDOCK_CONTROLLER_STOP_RUNNERS_ON_EXIT), and their ends must still reach the gateway.
+  const controller = children.find((c) => c.name === 'controller');
+  if (controller && !exited(controller.child)) {
+    say('stopping the runner and its sandboxes...');
+    controller.child.kill('SIGTERM');
+    await waitExit(controller.child, Date.now() + 8_000);
   }
-  const deadline = Date.now() + 10_000;
-  for (const { child } of children) {
-    while (child.exitCode === null && child.signalCode === null && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
+  say('stopping the gateway and the control plane...');
+  const rest = children.filter((c) => c !== controller);
+  for (const { child } of rest) if (!exited(child)) child.kill('SIGTERM');
+  const deadline = Date.now() + 5_000;
+  for (const { child } of rest) await waitExit(child, deadline);
+  say('stopped.');
   process.exit(code);
 }
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
+process.on('SIGHUP', () => void shutdown(0));
+// Whatever ends this script (a failure included), its services do not outlive it.
+process.on('exit', () => {
+  for (const { child } of children) if (!exited(child)) child.kill('SIGKILL');
+});
 
 async function waitReady(name, url, timeoutMs = 60_000) {
   const start = Date.now();
@@ -194,6 +217,7 @@ async function main() {
       PADDOCK_ZONE: 'local',
       PADDOCK_CONTROLLER_STATE_DIR: join(stateDir, 'controller'),
       PADDOCK_DECLARE_DEFAULT_RUNNER: 'local',
+      PADDOCK_CONTROLLER_STOP_RUNNERS_ON_EXIT: 'true',
     });
   } else if (has('runner')) {
     await startRunnerWithoutController(token);
@@ -263,4 +287,6 @@ async function waitForRunner(token) {
   }
 }
 
-main().catch((e) => fail(e instanceof Error ? e.message : String(e)));
+main().catch((e) => {
+  if (!(e instanceof Stopping)) fail(e instanceof Error ? e.message : String(e));
+});

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, freePort, httpJson, removeStateDir, startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
+import { REPO_ROOT, freePort, httpJson, processesUsing, removeStateDir, startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
 import { buildAll } from '../src/platform';
 
 /**
@@ -57,9 +57,15 @@ describe('pnpm start', () => {
     return { child, output: () => out };
   }
 
-  async function stop(child: ChildProcess): Promise<void> {
+  /** Ctrl-C, as a terminal sends it to the foreground group; resolves with how long everything took to stop. */
+  async function stop(child: ChildProcess): Promise<number> {
+    const t0 = Date.now();
     if (child.pid) process.kill(-child.pid, 'SIGINT');
     await waitFor(() => child.exitCode !== null || child.signalCode !== null, { timeoutMs: 30_000, what: 'pnpm start exit' });
+    // Every process it started names the state directory (command line or environment): services,
+    // the runner the controller deployed, supervisors and sandboxes.
+    await waitFor(() => processesUsing(stateDir).length === 0, { timeoutMs: 30_000, what: `no process left (${processesUsing(stateDir).join('; ')})` });
+    return Date.now() - t0;
   }
 
   it('reaches ready; the printed next commands work as printed; a second run reuses the data', async () => {
@@ -80,14 +86,26 @@ describe('pnpm start', () => {
     }
     const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
     const uid = (await httpJson<{ uid: string }>(cpUrl, 'GET', '/v1/sandbox/managedRunners/local', token as string)).json.uid;
-    await stop(first.child);
-    // Ctrl-C stopped every process it started.
+    // The sandbox the printed `exec $(create)` command left running.
+    const gwUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
+    const live = await httpJson<{ sandboxes: { sandboxId: string; status: { state: string } }[] }>(gwUrl, 'GET', '/v1/sandboxes', token as string);
+    const sandboxIds = live.json.sandboxes.filter((s) => s.status.state === 'STATE_RUNNING').map((s) => s.sandboxId);
+    expect(sandboxIds).toHaveLength(1);
+    // Ctrl-C stops every process it started, the runner and its sandbox included, within 10 s.
+    const stoppedInMs = await stop(first.child);
+    expect(stoppedInMs).toBeLessThan(10_000);
+    expect(first.output()).toContain('stopping the runner and its sandboxes...');
     expect((await fetch(`${cpUrl}/healthz`).catch(() => undefined))?.ok).not.toBe(true);
 
     const second = await start();
     expect(second.output()).toContain(token as string);
     const again = await httpJson<{ uid: string; installStatus: string }>(cpUrl, 'GET', '/v1/sandbox/managedRunners/local', token as string);
     expect(again.json.uid).toBe(uid);
+    // The sandbox stopped with the platform is recorded as such, not lost.
+    for (const id of sandboxIds) {
+      const ended = await httpJson<{ status: { state: string; stateReason?: string } }>(gwUrl, 'GET', `/v1/sandboxes/${id}`, token as string);
+      expect(ended.json.status).toMatchObject({ state: 'STATE_FAILED', stateReason: 'RUNNER_STOPPED' });
+    }
     await stop(second.child);
   });
 });

@@ -21,6 +21,12 @@ const Env = z.object({
   /** Lease duration and renew period (Kubernetes driver): a paused leader is deposed after the duration. */
   PADDOCK_LEASE_DURATION_S: z.coerce.number().int().positive().default(15),
   PADDOCK_LEASE_RENEW_MS: z.coerce.number().int().positive().default(2_000),
+  /**
+   * Local driver: on SIGTERM/SIGINT, also stop the runners this controller started and their
+   * sandboxes (`pnpm start` sets it, so Ctrl-C stops everything). Off by default: a controller
+   * restarted on its own adopts the runners it left running.
+   */
+  PADDOCK_CONTROLLER_STOP_RUNNERS_ON_EXIT: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** Full resync period: events are hints, this is the safety net. */
   PADDOCK_RESYNC_MS: z.coerce.number().int().positive().default(10_000),
 });

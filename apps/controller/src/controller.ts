@@ -81,7 +81,7 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
   heartbeats.start(nc);
   const kubernetes = env.PADDOCK_CONTROLLER_DRIVER === 'kubernetes';
   const kc = kubernetes ? (opts.kubeConfig ?? defaultKubeConfig()) : undefined;
-  const driver =
+  const driver: ClusterDriver =
     opts.driver?.(nc, heartbeats) ??
     (kc
       ? new KubernetesDriver(kc, { natsUrl: env.NATS_URL, clusterId: cluster.id, mayWrite: () => isLeader() })
@@ -175,6 +175,10 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
       q.stop();
       heartbeats.stop();
       await processor.stop();
+      if (env.PADDOCK_CONTROLLER_STOP_RUNNERS_ON_EXIT) {
+        log('Stopping the runners this controller started, and their sandboxes');
+        await driver.stopRunners?.();
+      }
       await driver.close();
       await nc.drain();
       await db.destroy();

@@ -40,6 +40,7 @@ describe('controller with the local driver and the real runner', () => {
   let nats: ThrowawayNats;
   let cp: AppProcess & { token: string };
   let controller: ControllerHandle;
+  let controllerEnv: ReturnType<typeof parseEnv>;
   let stateDir: string;
   const api = <T>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> => httpJson<T>(cp.url, method, path, cp.token, body);
   const runner = async (): Promise<Runner> => (await api<Runner>('GET', '/v1/sandbox/managedRunners/local-a')).json;
@@ -60,7 +61,7 @@ describe('controller with the local driver and the real runner', () => {
     const databaseUrl = await pg.createDatabase('paddock');
     cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
     stateDir = mkdtempSync(join(tmpdir(), 'paddock-controller-'));
-    const env = parseEnv({
+    controllerEnv = parseEnv({
       DATABASE_URL: databaseUrl,
       NATS_URL: nats.url,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
@@ -72,7 +73,7 @@ describe('controller with the local driver and the real runner', () => {
       PADDOCK_RUNNER_ENTRY: RUNNER_ENTRY,
       PADDOCK_RESYNC_MS: '1000',
     });
-    controller = await startController(env, { log: () => undefined });
+    controller = await startController(controllerEnv, { log: () => undefined });
   }, 300_000);
 
   afterAll(async () => {
@@ -96,6 +97,18 @@ describe('controller with the local driver and the real runner', () => {
     const r = await runner();
     expect(r.activeRevision).toBe(r.targetRevision);
     expect(alive(pidOf())).toBe(true);
+  });
+
+  it('a controller restarted on its own adopts the runner it left running (only the platform stop stops runners)', async () => {
+    const pid = pidOf();
+    await controller.stop();
+    expect(alive(pid)).toBe(true);
+    controller = await startController(controllerEnv, { log: () => undefined });
+    await controller.resync();
+    const r = await runner();
+    expect([r.installStatus, r.connectionStatus]).toEqual(['RUNNER_INSTALL_STATUS_READY', 'RUNNER_CONNECTION_STATUS_CONNECTED']);
+    expect(pidOf()).toBe(pid);
+    expect(alive(pid)).toBe(true);
   });
 
   it('a policy edit rewrites the runner config file without restarting the runner', async () => {

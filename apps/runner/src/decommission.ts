@@ -4,17 +4,26 @@ import type { SandboxBackend } from './backend/sandbox-backend';
 import { readSandboxMeta } from './service/launch-spec';
 import { nextSequence } from './service/sandbox-record';
 
+export type DecommissionReason = 'RUNNER_DELETED' | 'RUNNER_STOPPED';
+const MESSAGES: Record<DecommissionReason, string> = {
+  RUNNER_DELETED: 'the runner was deleted',
+  RUNNER_STOPPED: 'the runner was stopped with the platform that started it',
+};
+
 /**
- * `PADDOCK_RUNNER_MODE=decommission`: what the controller runs when a runner is deleted. Sandboxes
- * outlive a runner process on purpose (a restarted runner adopts them), so deleting a runner must
- * reap them explicitly: every sandbox the backend still holds is killed and released, and its end
- * is published (reason RUNNER_DELETED) so the gateway's records become terminal at once.
+ * `PADDOCK_RUNNER_MODE=decommission`: what the controller runs when a runner is deleted, or when
+ * the platform that started it stops (`PADDOCK_DECOMMISSION_REASON=RUNNER_STOPPED`). Sandboxes
+ * outlive a runner process on purpose (a restarted runner adopts them), so both must reap them
+ * explicitly: every sandbox the backend still holds is killed and released, and its end is
+ * published with the reason so the gateway's records become terminal at once.
  */
 export async function decommission(opts: {
   backend: SandboxBackend;
   runnerId: string;
   organizationId?: string;
   natsUrl: string;
+  /** `RUNNER_DELETED` (the runner was deleted) or `RUNNER_STOPPED` (the platform that started it stopped). */
+  reason: DecommissionReason;
   log: (msg: string, fields?: Record<string, unknown>) => void;
 }): Promise<number> {
   const found = await opts.backend.recover();
@@ -22,7 +31,7 @@ export async function decommission(opts: {
   let failures = 0;
   for (const s of found) {
     try {
-      await opts.backend.reap(s.sandboxId, 'RUNNER_DELETED');
+      await opts.backend.reap(s.sandboxId, opts.reason);
     } catch (e) {
       failures++;
       opts.log('Failed to reap sandbox', { sandboxId: s.sandboxId, error: String(e) });
@@ -37,8 +46,8 @@ export async function decommission(opts: {
         organizationId,
         runnerId: opts.runnerId,
         state: 'STATE_FAILED',
-        reason: 'RUNNER_DELETED',
-        message: 'the runner was deleted',
+        reason: opts.reason,
+        message: MESSAGES[opts.reason],
         at: now.toISOString(),
         sequence: nextSequence(0, now),
       };

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     process.stderr.write(`Invalid runner configuration:\n  ${parsed.errors.join('\n  ')}\n`);
     process.exit(2);
   }
-  if (process.env.PADDOCK_RUNNER_MODE === 'decommission') {
+  if (parsed.env.PADDOCK_RUNNER_MODE === 'decommission') {
     const runnerId = parsed.env.PADDOCK_RUNNER_ID;
     if (!runnerId) {
       process.stderr.write('decommission needs PADDOCK_RUNNER_ID\n');
@@ -29,6 +29,7 @@ async function main(): Promise<void> {
       runnerId,
       organizationId: parsed.env.PADDOCK_ORGANIZATION_ID,
       natsUrl: parsed.env.NATS_URL,
+      reason: parsed.env.PADDOCK_DECOMMISSION_REASON,
       log: (msg, fields) => consoleLogger.info(msg, fields),
     });
     process.exit(code);

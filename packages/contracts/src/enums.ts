@@ -60,6 +60,8 @@ export const SANDBOX_STATE_REASONS = [
   'IMAGE_NOT_FOUND',
   'RUNNER_LOST',
   'RUNNER_DELETED',
+  /** Its runner was stopped with the platform that started it (`pnpm start` stopped). */
+  'RUNNER_STOPPED',
   'REAPED_UNKNOWN',
   'POLICY_REJECTED',
   'EVICTED',

@@ -20,5 +20,11 @@ export interface ClusterDriver {
   teardown(runnerId: string, uid: string): Promise<boolean>;
   /** Runner uids that have objects in the cluster (to find leftovers of removed runners). */
   listDeployed(): Promise<{ runnerId: string; uid: string }[]>;
+  /**
+   * Stops every runner the driver started and their sandboxes, for a platform that is stopping
+   * as a whole (`pnpm start` on Ctrl-C). Only the local driver's runners are processes of this
+   * machine; a cluster's runners stay up when its controller stops.
+   */
+  stopRunners?(): Promise<void>;
   close(): Promise<void>;
 }

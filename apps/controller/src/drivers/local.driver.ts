@@ -33,6 +33,8 @@ interface ProcessRecord {
 
 const CRASH_WINDOW_MS = 60_000;
 const CRASH_LAUNCHES = 4;
+/** Three default heartbeat intervals: how long a new controller waits to hear an adopted runner. */
+const FIRST_HEARTBEAT_GRACE_MS = 15_000;
 
 function alive(pid: number): boolean {
   try {
@@ -56,8 +58,11 @@ function alive(pid: number): boolean {
 export class LocalDriver implements ClusterDriver {
   readonly kind = 'local' as const;
 
+  private readonly startedAt: number;
+
   constructor(private readonly opts: LocalDriverOptions) {
     mkdirSync(join(opts.stateDir, 'runners'), { recursive: true });
+    this.startedAt = this.now();
   }
 
   private dir(runnerId: string): string {
@@ -150,6 +155,11 @@ export class LocalDriver implements ClusterDriver {
     if (fresh && hb.revision === d.targetRevision && hb.health !== 'UNHEALTHY') {
       return { installStatus: 'RUNNER_INSTALL_STATUS_READY', activeRevision: rec.revision };
     }
+    // An adopted runner at the right revision that this (new) controller has not heard from yet:
+    // silence so far says nothing, so its last reported status stands until a heartbeat or the grace.
+    if (!hb && rec.revision === d.targetRevision && rec.uid === d.uid && now - this.startedAt < FIRST_HEARTBEAT_GRACE_MS) {
+      return { installStatus: 'RUNNER_INSTALL_STATUS_PROVISIONING', undetermined: true };
+    }
     return { installStatus: 'RUNNER_INSTALL_STATUS_PROVISIONING' };
   }
 
@@ -160,7 +170,7 @@ export class LocalDriver implements ClusterDriver {
     if (rec && alive(rec.pid)) await this.stopProcess(rec.pid);
     // The runner's sandboxes outlive the runner process by design (adoption after a restart), so
     // deletion asks the runner binary to decommission: reap every sandbox, then exit.
-    const code = await this.runDecommission(runnerId, join(dir, 'config.json'), join(dir, 'state'));
+    const code = await this.runDecommission(runnerId, join(dir, 'config.json'), join(dir, 'state'), 'RUNNER_DELETED');
     if (code !== 0) return false;
     rmSync(dir, { recursive: true, force: true });
     return true;
@@ -172,6 +182,23 @@ export class LocalDriver implements ClusterDriver {
     return readdirSync(base)
       .map((runnerId) => ({ runnerId, uid: this.readRecord(runnerId)?.uid ?? '' }))
       .filter((r) => r.uid !== '');
+  }
+
+  /**
+   * Every runner process and its sandboxes, stopped in parallel: the process first (so it adopts
+   * nothing new), then a decommission that reaps its sandboxes with reason RUNNER_STOPPED. The
+   * runner's folder stays, so the next start deploys it again from the same state.
+   */
+  async stopRunners(): Promise<void> {
+    const deployed = await this.listDeployed();
+    await Promise.all(
+      deployed.map(async ({ runnerId }) => {
+        const dir = this.dir(runnerId);
+        const rec = this.readRecord(runnerId);
+        if (rec && alive(rec.pid)) await this.stopProcess(rec.pid);
+        await this.runDecommission(runnerId, join(dir, 'config.json'), join(dir, 'state'), 'RUNNER_STOPPED');
+      }),
+    );
   }
 
   async close(): Promise<void> {}
@@ -202,7 +229,7 @@ export class LocalDriver implements ClusterDriver {
     }
   }
 
-  private runDecommission(runnerId: string, configFile: string, stateDir: string): Promise<number> {
+  private runDecommission(runnerId: string, configFile: string, stateDir: string, reason: 'RUNNER_DELETED' | 'RUNNER_STOPPED'): Promise<number> {
     return new Promise((resolve) => {
       const child = spawn(process.execPath, [this.opts.runnerEntry], {
         stdio: 'ignore',
@@ -215,6 +242,7 @@ export class LocalDriver implements ClusterDriver {
           PADDOCK_RUNNER_STATE_DIR: stateDir,
           PADDOCK_RUNNER_BACKEND: 'local',
           PADDOCK_RUNNER_MODE: 'decommission',
+          PADDOCK_DECOMMISSION_REASON: reason,
         },
       });
       child.on('exit', (code) => resolve(code ?? 1));

@@ -46,6 +46,11 @@ export interface Diagnosis {
   /** Set when the target revision is fully rolled out and available. */
   activeRevision?: number;
   installError?: InstallError;
+  /**
+   * The driver cannot tell yet (e.g. a restarted controller that has not heard the runner's first
+   * heartbeat): nothing is reported, so the last reported status stands, and it looks again soon.
+   */
+  undetermined?: true;
 }
 
 const hint = {

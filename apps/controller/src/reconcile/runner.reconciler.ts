@@ -60,6 +60,7 @@ export class RunnerReconciler {
     }
     await this.driver.apply(desired);
     const diagnosis = await this.driver.observe(desired);
+    if (diagnosis.undetermined) return { requeueAfterMs: this.opts.progressRequeueMs ?? 500 };
     await this.report(desired.runnerId, desired.organizationId, diagnosis, false, force);
     if (diagnosis.installStatus === 'RUNNER_INSTALL_STATUS_PROVISIONING') return { requeueAfterMs: this.opts.progressRequeueMs ?? 500 };
     if (diagnosis.installStatus === 'RUNNER_INSTALL_STATUS_FAILED') return { requeueAfterMs: 5_000 };

@@ -48,6 +48,10 @@ export const RunnerEnvSchema = z.object({
     .default(DEFAULT_GPU_TYPE_LABEL),
   PADDOCK_SANDBOX_USER_NAMESPACES: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /** `decommission`: reap every sandbox of this runner, publish their end, and exit (the controller runs it). */
+  PADDOCK_RUNNER_MODE: z.enum(['serve', 'decommission']).default('serve'),
+  /** Why a decommission happens: the runner was deleted, or the platform that started it stopped. */
+  PADDOCK_DECOMMISSION_REASON: z.enum(['RUNNER_DELETED', 'RUNNER_STOPPED']).default('RUNNER_DELETED'),
   /** YAML or JSON file `{ runnerId?, revision, policy, policyEtag, identity }`; watched for changes. */
   PADDOCK_RUNNER_CONFIG: z.string().min(1).optional(),
   /** Where the local backend keeps per-sandbox state (cgroup names, labels, logs) across restarts. */
