@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, startAppProcess, waitFor, type AppProcess } from '@paddock/testing';
+import { REPO_ROOT, removeStateDir, startAppProcess, waitFor, type AppProcess } from '@paddock/testing';
 import { sh, startPlatform, type Platform } from './support/platform';
 import { TmuxSession } from './support/tmux';
 
@@ -17,6 +17,7 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
   let p: Platform;
   let gw: AppProcess;
   let runnerProc: ChildProcess;
+  let runnerState = '';
   let runnerLog = '';
   let id = '';
   const sessions: TmuxSession[] = [];
@@ -30,6 +31,7 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
     expect(created.status).toBeLessThan(300);
     gw = await startAppProcess({ entry: GATEWAY_ENTRY, portVar: 'GATEWAY_PORT', env: { DATABASE_URL: p.databaseUrl, NATS_URL: p.nats.url, GATEWAY_AUTH_CACHE_MS: '0', GATEWAY_LOG_LEVEL: 'error' } });
     const state = mkdtempSync(join(tmpdir(), 'cwic-runner-'));
+    runnerState = state;
     chmodSync(state, 0o755);
     const config = join(state, 'runner.yaml');
     writeFileSync(config, 'revision: 1\n');
@@ -60,7 +62,10 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
 
   afterAll(async () => {
     for (const s of sessions) s.kill();
+    // Sandboxes outlive their runner by design: stop them through the API first, then the runner.
+    if (gw) sh(p, 'cwic sandbox stop --all');
     runnerProc?.kill('SIGTERM');
+    if (runnerState) await removeStateDir(runnerState);
     await gw?.stop();
     await p?.stop();
   });
@@ -103,6 +108,27 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
     expect(sh(p, `cwic sandbox cp ${id}:/tmp/nope -`).code).toBe(3);
   });
 
+  it('run streams the command output, exits with its code and stops its sandbox, ten times in a row', () => {
+    for (let i = 0; i < 10; i++) {
+      const r = sh(p, `cwic sandbox run --cpu 250m --tag run-test -- sh -c 'echo out-${i}; echo err >&2; exit 3'`);
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 3, stdout: `out-${i}\n`, stderr: 'err\n' });
+    }
+    expect(sh(p, 'cwic sandbox run -- true').code).toBe(0);
+    // Nothing is left holding the runner's capacity.
+    expect(sh(p, 'cwic sandbox ls --tag run-test -o name').stdout).toBe('');
+    const none = sh(p, 'cwic sandbox run');
+    expect(none.code).toBe(2);
+  });
+
+  it('stop --tag stops every live sandbox carrying the tags; stop without ids, --tag or --all is a usage error', () => {
+    for (let i = 0; i < 2; i++) expect(sh(p, 'cwic sandbox create --cpu 100m --tag batch --tag nightly -o name -- sleep 600').code).toBe(0);
+    const r = sh(p, 'cwic sandbox stop --tag batch nightly');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('2 sandboxes stopped\n');
+    expect(sh(p, 'cwic sandbox stop').code).toBe(2);
+    expect(sh(p, 'cwic sandbox stop --all --tag x').code).toBe(2);
+  });
+
   it('logs show the main process output', () => {
     const c = sh(p, "cwic sandbox create --image paddock/base --wait -o name -- sh -c 'echo from-main; sleep 600'");
     expect(c.code).toBe(0);
@@ -142,5 +168,13 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
     const missing = sh(p, 'cwic sandbox get does-not-exist');
     expect(missing.code).toBe(3);
     expect(missing.stderr).toMatch(/^Error: getting sandbox does-not-exist: not_found: /);
+  });
+
+  it('stop --all stops every live sandbox of the organization', () => {
+    expect(sh(p, 'cwic sandbox create --cpu 100m -o name -- sleep 600').code).toBe(0);
+    const r = sh(p, 'cwic sandbox stop --all');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^[1-9]\d* sandbox(es)? stopped\n$/);
+    expect(sh(p, 'cwic sandbox ls -o name').stdout).toBe('');
   });
 });

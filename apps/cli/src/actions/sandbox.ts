@@ -36,7 +36,7 @@ function printSandboxes(ctx: Ctx, list: Sdk.SandboxResource[], output: string | 
   const format = parseOutputFormat(output);
   if (format === 'json') return ctx.out(toJson(list));
   if (format === 'yaml') return ctx.out(toYaml(list));
-  if (format === 'name') return ctx.out(list.map((s) => `sandbox/${s.sandboxId}`).join('\n'));
+  if (format === 'name') return list.length ? ctx.out(list.map((s) => `sandbox/${s.sandboxId}`).join('\n')) : undefined;
   const wide = format === 'wide';
   const headers = ['id', 'state', 'runner', 'age', ...(wide ? ['reason', 'exit', 'tags'] : [])];
   const rows = list.map((s) => [
@@ -179,6 +179,43 @@ export async function createSandbox(ctx: Ctx, command: string[], o: CreateFlags)
   printSandboxes(ctx, [await sb.refresh()], o.output);
 }
 
+/**
+ * `cwic sandbox run`: create a sandbox whose main process is COMMAND, stream its output as it
+ * comes, exit with its exit code, and stop the sandbox whatever happens (Ctrl-C included), so
+ * repeated runs never pile up sandboxes that hold the runner's capacity.
+ */
+export async function runSandbox(ctx: Ctx, command: string[], o: CreateFlags): Promise<void> {
+  if (command.length === 0) throw new UsageError('no command: cwic sandbox run [--image IMAGE] -- CMD [ARGS...]');
+  const m = await sdk();
+  const spec = await buildSpec(ctx, o, command);
+  const sb = await doing('creating sandbox', () => m.Sandbox.create(spec, { ...clientOpts(ctx), requestId: o.requestId }));
+  const interrupt = (): void => {
+    process.exitCode = 130;
+    void sb.stop({ gracePeriodSeconds: 0, missingOk: true, wait: false }).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  try {
+    await doing(`starting sandbox ${sb.sandboxId}`, async () => {
+      // A command that exits non-zero at once ends FAILED (EXITED) before it was seen running:
+      // that is its outcome to report, with its output, not a failure to start.
+      await ctx.withProgress(`starting sandbox ${sb.sandboxId}`, () => sb.wait()).catch((e: unknown) => {
+        if (sb.status.stateReason !== 'EXITED') throw e;
+      });
+      for await (const entry of sb.logs({ follow: true })) (entry.stream === 'stderr' ? process.stderr : process.stdout).write(entry.data);
+    });
+    await doing(`running sandbox ${sb.sandboxId}`, () => sb.waitUntilComplete({ raiseOnTermination: false }));
+    const s = sb.status;
+    if (s.stateReason && s.stateReason !== 'EXITED') throw new CliError(`running sandbox ${sb.sandboxId}: ${s.stateReason}${s.message ? `: ${s.message}` : ''}`, EXIT.refused);
+    const code = s.exitCode ?? 0;
+    if (code !== 0) throw new CliError('', code);
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    await sb.stop({ gracePeriodSeconds: 0, missingOk: true, wait: false }).catch(() => undefined);
+  }
+}
+
 export async function listSandboxes(ctx: Ctx, o: { tag?: string[]; state?: string; runnerId?: string[]; all?: boolean; output?: string }): Promise<void> {
   const m = await sdk();
   const state = o.state ? (o.state.startsWith('STATE_') ? o.state : `STATE_${o.state.toUpperCase()}`) : undefined;
@@ -232,8 +269,30 @@ export async function copyFile(ctx: Ctx, src: string, dst: string): Promise<void
   }
 }
 
-export async function stopSandboxes(ctx: Ctx, refs: string[], o: { grace?: string; missingOk?: boolean }): Promise<void> {
+export interface StopFlags {
+  grace?: string;
+  missingOk?: boolean;
+  /** Every live sandbox of the organization. */
+  all?: boolean;
+  /** Every live sandbox carrying all of these tags. */
+  tag?: string[];
+}
+
+export async function stopSandboxes(ctx: Ctx, refs: string[], o: StopFlags): Promise<void> {
   const m = await sdk();
+  const bulk = o.all || (o.tag?.length ?? 0) > 0;
+  if (bulk && refs.length) throw new UsageError('give sandbox ids, or --all, or --tag, not several of them');
+  if (o.all && o.tag?.length) throw new UsageError('--all and --tag cannot be combined');
+  if (!bulk && refs.length === 0) throw new UsageError('which sandboxes? give their ids, --tag TAG... or --all');
+  if (bulk) {
+    const what = o.all ? 'every sandbox' : `sandboxes tagged ${(o.tag ?? []).join(', ')}`;
+    const r = await doing(`stopping ${what}`, () => m.Sandbox.purge(o.all ? { ...clientOpts(ctx), purgeAll: true } : { ...clientOpts(ctx), tags: o.tag ?? [] }));
+    ctx.out(`${r.purgeCount} sandbox${r.purgeCount === 1 ? '' : 'es'} stopped`);
+    if (r.failedSandboxIds.length) {
+      throw new CliError(`stopping ${what}: could not stop ${r.failedSandboxIds.join(', ')}${r.retryableFailedSandboxIds.length ? ' (run the command again to retry)' : ''}`, EXIT.refused);
+    }
+    return;
+  }
   for (const ref of refs) {
     await doing(`stopping sandbox ${ref}`, () => m.Sandbox.delete(idOf(ref), { ...clientOpts(ctx), missingOk: o.missingOk, gracePeriodSeconds: o.grace ? Number(o.grace) : undefined }));
     ctx.out(`sandbox/${idOf(ref)} stopped`);

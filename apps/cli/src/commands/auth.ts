@@ -22,4 +22,25 @@ export function registerAuthCommands(program: Command, ctx: Ctx): void {
     .command('logout')
     .description('forget the stored token')
     .action(() => authActions().then((a) => a.logout(ctx)));
+
+  const token = auth.command('token').description("the organization's API tokens (admins)");
+  token
+    .command('create')
+    .argument('<NAME>', 'what the token is for')
+    .description('mint a token; its secret is printed once, on stdout')
+    .option('--role <ROLE>', 'SANDBOX_USER (create and use sandboxes) or SANDBOX_ADMIN (also runners, policies, tokens)', 'SANDBOX_USER')
+    .option('-o, --output <FORMAT>', 'json|yaml (default: the secret alone)')
+    .action((name: string, o: { role?: string; output?: string }) => authActions().then((a) => a.createToken(ctx, name, o)));
+  token
+    .command('ls')
+    .alias('list')
+    .description('list tokens (never their secrets)')
+    .option('-a, --all', 'include revoked tokens')
+    .option('-o, --output <FORMAT>', 'table|json|yaml|name', 'table')
+    .action((o: { output?: string; all?: boolean }) => authActions().then((a) => a.listTokens(ctx, o)));
+  token
+    .command('revoke')
+    .argument('<TOKEN-ID...>', 'token ids (from `cwic auth token ls`)')
+    .description('revoke tokens; they stop working everywhere within the token cache TTL')
+    .action((ids: string[]) => authActions().then((a) => a.revokeTokens(ctx, ids)));
 }

@@ -1,14 +1,11 @@
 import type { Command } from 'commander';
-import type { CreateFlags } from '../actions/sandbox';
+import type { CreateFlags, StopFlags } from '../actions/sandbox';
 import type { Ctx } from '../context';
 import { sandboxActions } from '../lazy';
 
-/** Declarations only: the work is in `../actions/sandbox`, loaded when a command runs (see `../lazy`). */
-export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
-  sandbox
-    .command('create')
-    .description('create a sandbox through the gateway (prints its id; --wait waits for RUNNING)')
-    .argument('[COMMAND...]', 'main command (after --); default: the image default')
+/** The spec-building options `create` and `run` share (see `buildSpec` in the actions). */
+function withSpecOptions(cmd: Command): Command {
+  return cmd
     .option('-f, --file <FILE>', 'sandbox spec (YAML or JSON), or -')
     .option('--image <IMAGE>', 'container image')
     .option('--cpu <QUANTITY>', 'cpu, e.g. 500m or 2')
@@ -17,10 +14,27 @@ export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
     .option('--tag <TAG...>', 'tags')
     .option('--runner-id <ID...>', 'restrict placement to these runners')
     .option('--env <KEY=VALUE...>', 'environment variables')
-    .option('--request-id <TOKEN>', 'idempotency token')
+    .option('--request-id <TOKEN>', 'idempotency token');
+}
+
+/** Declarations only: the work is in `../actions/sandbox`, loaded when a command runs (see `../lazy`). */
+export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
+  withSpecOptions(
+    sandbox
+      .command('create')
+      .description('create a sandbox through the gateway (prints its id; --wait waits for RUNNING)')
+      .argument('[COMMAND...]', 'main command (after --); default: the image default'),
+  )
     .option('--wait', 'wait until RUNNING')
     .option('-o, --output <FORMAT>', 'name|json|yaml|table', 'name')
     .action((command: string[], o: CreateFlags) => sandboxActions().then((a) => a.createSandbox(ctx, command, o)));
+
+  withSpecOptions(
+    sandbox
+      .command('run')
+      .description('create a sandbox running COMMAND, stream its output, exit with its exit code, and stop it')
+      .argument('<COMMAND...>', 'main command and arguments (after --)'),
+  ).action((command: string[], o: CreateFlags) => sandboxActions().then((a) => a.runSandbox(ctx, command, o)));
 
   sandbox
     .command('ls')
@@ -77,11 +91,13 @@ export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
 
   sandbox
     .command('stop')
-    .argument('<SANDBOX-ID...>', 'sandbox ids')
-    .description('stop sandboxes')
+    .argument('[SANDBOX-ID...]', 'sandbox ids')
+    .description('stop sandboxes: by id, every one carrying some tags (--tag), or all of them (--all)')
     .option('--grace <SECONDS>', 'grace period before SIGKILL (0 = at once)')
     .option('--missing-ok', 'succeed for sandboxes that do not exist')
-    .action((refs: string[], o: { grace?: string; missingOk?: boolean }) => sandboxActions().then((a) => a.stopSandboxes(ctx, refs, o)));
+    .option('--tag <TAG...>', 'every live sandbox carrying all of these tags')
+    .option('--all', "every live sandbox of the organization")
+    .action((refs: string[], o: StopFlags) => sandboxActions().then((a) => a.stopSandboxes(ctx, refs, o)));
 
   sandbox
     .command('explain')
