@@ -6,6 +6,7 @@ import { violationsByRunner, type PlacementPlan } from '../placement/placement';
 import type { PlacementService } from '../placement/placement.service';
 import { RunnerTransportError, type RunnerClient } from '../runners/runner-client';
 import type { Principal } from '../auth/token-authenticator';
+import { capacityRefusal } from './capacity-refusal';
 import { observationFromSandbox } from './observations';
 import { parsePurgeRequest, purgeSandboxes, type PurgeResult } from './purge';
 import { invalid, parseCreateRequest } from './request-parsing';
@@ -162,10 +163,10 @@ export class SandboxLifecycleService {
     // Every runner refused for certain: nothing was created anywhere, so the row goes too.
     await this.repo.deleteUnacknowledged(row.id);
     this.metrics.creates.inc({ outcome: 'refused' });
-    throw this.refusalError(refusals, plan);
+    throw await this.refusalError(refusals, plan, placement, organizationId);
   }
 
-  private refusalError(refusals: PaddockError[], plan: PlacementPlan): PaddockError {
+  private async refusalError(refusals: PaddockError[], plan: PlacementPlan, placement: PlacementRecord, organizationId: string): Promise<PaddockError> {
     const policyRefusals = refusals.filter((r) => r.code === 'failed_precondition' || r.code === 'invalid_argument');
     if (refusals.length && policyRefusals.length === refusals.length) {
       const violations: FieldViolation[] = [
@@ -178,7 +179,9 @@ export class SandboxLifecycleService {
       });
     }
     if (refusals.some((r) => r.code === 'resource_exhausted')) {
-      return new PaddockError('resource_exhausted', 'every suitable runner is at capacity', { reason: 'CWSANDBOX_RUNNER_AT_CAPACITY' });
+      const full = placement.attempts.filter((a) => a.code === 'resource_exhausted').map((a) => ({ runnerId: a.runnerId, message: a.message ?? '' }));
+      const holding = await this.repo.liveOnRunners(organizationId, full.map((f) => f.runnerId)).catch(() => []);
+      return capacityRefusal(full, holding, this.now());
     }
     return new PaddockError('unavailable', 'no suitable runner is reachable; retry with backoff', { reason: 'CWSANDBOX_RUNNER_UNAVAILABLE' });
   }

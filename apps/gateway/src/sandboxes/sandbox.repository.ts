@@ -124,6 +124,20 @@ export class SandboxRepository {
     return (await q.orderBy('create_time').orderBy('id').execute()).map((r) => r.id);
   }
 
+  /** The organization's live sandboxes on these runners, oldest first (what holds their capacity). */
+  async liveOnRunners(organizationId: string, runnerIds: string[]): Promise<{ id: string; runner_id: string; create_time: Date }[]> {
+    if (runnerIds.length === 0) return [];
+    return this.db
+      .selectFrom('gw_sandboxes')
+      .select(['id', 'runner_id', 'create_time'])
+      .where('organization_id', '=', organizationId)
+      .where('runner_id', 'in', runnerIds)
+      .where('state', 'not in', TERMINAL)
+      .orderBy('create_time')
+      .orderBy('id')
+      .execute();
+  }
+
   /** Moves a not-yet-acknowledged PENDING row to the next runner of its placement. */
   async reassign(id: string, fromRunner: string, toRunner: string, runnerGroupId: string, placement: PlacementRecord, now: Date): Promise<boolean> {
     const r = await this.db

@@ -38,7 +38,7 @@ export interface Cluster {
 }
 
 export async function startCluster(
-  opts: { runnerIds?: string[]; gatewayEnv?: Record<string, string>; policies?: Record<string, unknown> } = {},
+  opts: { runnerIds?: string[]; gatewayEnv?: Record<string, string>; policies?: Record<string, unknown>; sandboxCapacity?: Record<string, number> } = {},
 ): Promise<Cluster> {
   const policies = { ...POLICIES, ...opts.policies };
   const infra = await startInfra();
@@ -51,7 +51,16 @@ export async function startCluster(
     const policy = policies[id] ?? {};
     await upsertRunnerPolicy(gw.db, orgId, id, policy, `etag-${id}`);
     const previous = runners.get(id);
-    const r = startRunner({ runnerId: id, organizationId: orgId, natsUrl: infra.nats.url, policy, policyEtag: `etag-${id}`, dir: previous?.dir });
+    const capacitySandboxes = opts.sandboxCapacity?.[id];
+    const r = startRunner({
+      runnerId: id,
+      organizationId: orgId,
+      natsUrl: infra.nats.url,
+      policy,
+      policyEtag: `etag-${id}`,
+      dir: previous?.dir,
+      ...(capacitySandboxes !== undefined ? { capacitySandboxes } : {}),
+    });
     runners.set(id, r);
     await waitFor(() => gw.registry.isFresh(id), { timeoutMs: 150_000, intervalMs: 100, what: `runner ${id} heartbeat (${r.output().slice(-500)})` });
     return r;
