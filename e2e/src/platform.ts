@@ -156,13 +156,12 @@ export async function startPlatform(): Promise<Platform> {
       await gw.stop();
       await cp.stop();
       // Runner processes are detached children of the controllers (they outlive a controller
-      // restart by design): stop every runner started for this test run.
-      spawnSync('pkill', ['-TERM', '-f', `PADDOCK_CONTROLLER_STATE_DIR=${workDir}`]);
-      for (const c of controllers) spawnSync('pkill', ['-TERM', '-f', c.stateDir]);
+      // restart by design) and name their state directory under the work dir in their
+      // environment; sandboxes still tearing down hold mounts under it. removeStateDir stops
+      // them all, detaches the mounts, then deletes it.
+      await removeStateDir(workDir);
       await nats.stop();
       pg.stop();
-      // Sandboxes still tearing down hold mounts under the work dir: stopped and detached first.
-      await removeStateDir(workDir);
     },
   };
   return platform;
