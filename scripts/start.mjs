@@ -231,7 +231,7 @@ async function main() {
       `Next:\n` +
       `  pnpm cwic auth login ${token} --control-plane-url ${cpUrl} --gateway-url ${gwUrl}\n` +
       `  pnpm cwic sandbox runner get\n` +
-      `  pnpm cwic sandbox exec $(pnpm cwic sandbox create -o name) -- echo hello\n` +
+      `  pnpm cwic sandbox run -- echo hello\n` +
       `${line}\n(Ctrl-C stops everything)\n`,
   );
 }

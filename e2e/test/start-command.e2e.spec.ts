@@ -1,5 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, freePort, httpJson, processesUsing, removeStateDir, startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
@@ -41,6 +41,16 @@ describe('pnpm start', () => {
     pg?.stop();
   });
 
+  /** The `pnpm cwic` lines of the README's quick start, as printed there. */
+  function readmeNextCommands(): string[] {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 3));
+    return quickStart
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.startsWith('pnpm cwic'));
+  }
+
   async function start(): Promise<{ child: ChildProcess; output: () => string }> {
     // Its own process group, so stop() can signal the group the way Ctrl-C in a terminal does.
     const child = spawn('pnpm', ['start'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -77,20 +87,25 @@ describe('pnpm start', () => {
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l.startsWith('pnpm cwic'));
-    expect(next).toHaveLength(3);
+    // The README's quick start shows the same commands (the token aside), so they cannot drift.
+    expect(next.map((c) => c.replace(/pdk_\S+/, 'pdk_...').replace(/:\d+/g, ':PORT'))).toEqual(readmeNextCommands().map((c) => c.replace(/:\d+/g, ':PORT')));
+    const sh = (cmd: string): SpawnSyncReturns<string> => spawnSync('/bin/sh', ['-c', cmd], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000 });
     for (const cmd of next) {
-      const r = spawnSync('/bin/sh', ['-c', cmd], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000 });
-      expect(r.status, `${cmd}\n${r.stdout}\n${r.stderr}`).toBe(0);
-      if (cmd.includes('runner get')) expect(r.stdout).toMatch(/local\s+local\s+local\s+READY\s+CONNECTED/);
-      if (cmd.includes('exec')) expect(r.stdout).toContain('hello');
+      // The sandbox command, ten times in a row: on a 2-CPU machine it must never run out of capacity.
+      for (let i = 0; i < (cmd.includes('sandbox run --') ? 10 : 1); i++) {
+        const r = sh(cmd);
+        expect(r.status, `${cmd} (run ${i + 1})\n${r.stdout}\n${r.stderr}`).toBe(0);
+        if (cmd.includes('runner get')) expect(r.stdout).toMatch(/local\s+local\s+local\s+READY\s+CONNECTED/);
+        if (cmd.includes('sandbox run --')) expect(r.stdout).toBe('hello\n');
+      }
     }
     const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
     const uid = (await httpJson<{ uid: string }>(cpUrl, 'GET', '/v1/sandbox/managedRunners/local', token as string)).json.uid;
-    // The sandbox the printed `exec $(create)` command left running.
+    // A sandbox left running, for Ctrl-C to stop.
+    const created = sh('pnpm cwic sandbox create -o name -- sleep 600');
+    expect(created.status, created.stderr).toBe(0);
+    const sandboxIds = [created.stdout.trim().replace('sandbox/', '')];
     const gwUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
-    const live = await httpJson<{ sandboxes: { sandboxId: string; status: { state: string } }[] }>(gwUrl, 'GET', '/v1/sandboxes', token as string);
-    const sandboxIds = live.json.sandboxes.filter((s) => s.status.state === 'STATE_RUNNING').map((s) => s.sandboxId);
-    expect(sandboxIds).toHaveLength(1);
     // Ctrl-C stops every process it started, the runner and its sandbox included, within 10 s.
     const stoppedInMs = await stop(first.child);
     expect(stoppedInMs).toBeLessThan(10_000);
