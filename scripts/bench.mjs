@@ -1,8 +1,10 @@
 // `pnpm bench`: runs every package's benchmark one at a time (2 cores: concurrent benchmarks
-// would measure each other), then prints one report from bench-results/*.json.
+// would measure each other), then prints one report from bench-results/*.json and writes every
+// figure to bench-results.json (see scripts/bench-results.mjs; the README table is made from it).
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { collect } from './bench-results.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const results = join(root, 'bench-results');
@@ -24,4 +26,9 @@ if (existsSync(results)) {
     }
   }
 }
+const rows = collect(results);
+writeFileSync(join(root, 'bench-results.json'), `${JSON.stringify(rows, null, 2)}\n`);
+const missed = rows.filter((x) => x.met === false);
+console.log(`\nbench-results.json: ${rows.length} figures, ${rows.filter((x) => x.met === true).length} targets met, ${missed.length} missed${missed.length ? ` (${missed.map((x) => x.id).join(', ')})` : ''}`);
+console.log('README table: node scripts/bench-results.mjs --table');
 process.exit(r.status ?? 1);

@@ -50,6 +50,8 @@ export async function timeSequential(fn: () => unknown, n: number, warmup = Math
  * `spread` is [min, max] over those runs.
  */
 export interface BenchRow {
+  /** Stable id inside its suite for `bench-results.json` (default: made from `name`); set it when a name changes. */
+  id?: string;
   name: string;
   unit: string;
   median: number;
