@@ -1,7 +1,8 @@
 import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
 import { FIELD_MANAGER } from '../src/builders/names';
 import type { DesiredRunner } from '../src/desired';
-import { KubernetesDriver, NotLeaderError } from '../src/drivers/kubernetes.driver';
+import { KubernetesDriver } from '../src/drivers/kubernetes.driver';
+import { NotLeaderError } from '../src/drivers/fenced-connection';
 
 const desired: DesiredRunner = {
   uid: '6f1c0c4e-0000-4000-8000-0000000000f1',

@@ -1,11 +1,11 @@
 import { AppsV1Api, CoreV1Api, HttpMethod, KubernetesObjectApi, PatchStrategy, ServerConfiguration, createConfiguration, type Configuration, type KubeConfig } from '@kubernetes/client-node';
 import { Agent as HttpAgent } from 'node:http';
-import type { Socket } from 'node:net';
 import { buildRunnerObjects } from '../builders/runner.manifests';
 import { FIELD_MANAGER, LABEL_CLUSTER, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUNNER, LABEL_RUNNER_UID, runnerName, runnerNamespace, sandboxNamespace } from '../builders/names';
 import type { DesiredRunner } from '../desired';
 import { diagnoseInstall, type Diagnosis, type ObservedDeployment, type ObservedNode, type ObservedPod } from '../reconcile/diagnosis';
 import type { ClusterDriver } from './driver';
+import { fenceAgent, NotLeaderError } from './fenced-connection';
 
 export interface KubernetesDriverOptions {
   natsUrl: string;
@@ -22,52 +22,12 @@ export interface KubernetesDriverOptions {
   mayWrite?: () => boolean;
 }
 
-/** Thrown instead of writing when this instance is no longer the leader. */
-export class NotLeaderError extends Error {
-  constructor() {
-    super('not the leader any more: write refused');
-  }
-}
-
-type WriteGeneric = (writev: boolean, data: unknown, encoding: string, cb: (err?: Error | null) => void) => void;
-
-/**
- * Gates a socket at the point its bytes go to the kernel. `net.Socket#_writeGeneric` is where Node
- * hands queued data to the native handle; while the socket is still connecting it defers itself to
- * 'connect' and runs again then, so the check below always runs in the same synchronous step as
- * the native write (an internal method, stable across Node 18–22; Node is pinned to 20).
- */
-function gateSocket(socket: Socket, mayWrite: () => boolean): void {
-  const gated = socket as unknown as { _writeGeneric: WriteGeneric };
-  const original = gated._writeGeneric.bind(socket);
-  gated._writeGeneric = (writev, data, encoding, cb) => {
-    if (!mayWrite()) {
-      const refused = new NotLeaderError();
-      socket.destroy(refused);
-      cb(refused);
-      return;
-    }
-    original(writev, data, encoding, cb);
-  };
-}
-
-/** The request's agent (one per request in client-node 1.x), with every socket it opens gated. */
-function gateAgent(agent: HttpAgent, mayWrite: () => boolean): HttpAgent {
-  const a = agent as unknown as { createConnection: (...args: unknown[]) => Socket };
-  const create = a.createConnection.bind(agent);
-  a.createConnection = (...args: unknown[]) => {
-    const socket = create(...args);
-    gateSocket(socket, mayWrite);
-    return socket;
-  };
-  return agent;
-}
-
 /**
  * The API clients' configuration with the fence on every non-GET request, checked twice: before
- * the request is built (cheap refusal) and when its bytes reach the kernel (`gateSocket`). The
- * first check alone leaves awaits and a TCP connect between the check and the send; a leader
- * frozen (SIGSTOP, GC pause) in that gap would otherwise send its stale write on resume.
+ * the request is built (cheap refusal) and as each of its chunks goes to the socket
+ * (`FencedConnection`). The first check alone leaves awaits and a TCP connect between the check
+ * and the send; a leader frozen (SIGSTOP, GC pause) in that gap would otherwise send its stale
+ * write on resume.
  */
 function fencedConfiguration(kc: KubeConfig, mayWrite: () => boolean): Configuration {
   const cluster = kc.getCurrentCluster();
@@ -80,7 +40,7 @@ function fencedConfiguration(kc: KubeConfig, mayWrite: () => boolean): Configura
         pre: (ctx) => {
           if (ctx.getHttpMethod() === HttpMethod.GET) return Promise.resolve(ctx);
           if (!mayWrite()) return Promise.reject(new NotLeaderError());
-          ctx.setAgent(gateAgent(ctx.getAgent() ?? new HttpAgent(), mayWrite));
+          ctx.setAgent(fenceAgent(ctx.getAgent() ?? new HttpAgent(), mayWrite));
           return Promise.resolve(ctx);
         },
         post: (rsp) => Promise.resolve(rsp),
