@@ -76,6 +76,12 @@ function resolveIdentity(env: Partial<RunnerIdentity>, file: LoadedConfig | unde
   };
 }
 
+/** DEGRADED with every reason given, or HEALTHY. */
+function healthOf(reasons: (string | undefined)[]): Pick<RunnerHeartbeat, 'health' | 'healthDetail'> {
+  const detail = reasons.filter((r): r is string => Boolean(r)).join('; ');
+  return detail ? { health: RUNNER_HEALTHS[1], healthDetail: detail } : { health: RUNNER_HEALTHS[0] };
+}
+
 /**
  * Starts a runner: config → NATS → adopt or reap what the backend still runs → serve RPCs →
  * heartbeats. Recovery comes before serving so no request sees a half-known registry.
@@ -159,8 +165,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
       policyEtag: active.etag,
       usingDefaultPolicy: active.usingDefault,
       backend: opts.backend.kind,
-      health: healthDetail ? RUNNER_HEALTHS[1] : RUNNER_HEALTHS[0],
-      ...(healthDetail ? { healthDetail } : {}),
+      ...healthOf([healthDetail, opts.backend.degraded?.()]),
       capabilities: opts.backend.capabilities(),
       capacity: service.capacity(),
       instanceId,

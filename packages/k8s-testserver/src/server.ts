@@ -88,6 +88,8 @@ export interface K8sTestServer {
   requestCount(verb?: string, resource?: string): number;
   /** Open watch streams. */
   openWatches(): number;
+  /** Ends every open watch, as an API server restart or a load balancer cutting idle streams does. */
+  dropWatches(): void;
   onRequest(hook: RequestHook): () => void;
   currentResourceVersion(): number;
   close(): Promise<void>;
@@ -282,6 +284,7 @@ export async function startK8sTestServer(opts: K8sTestServerOptions = {}): Promi
       };
     },
     currentResourceVersion: () => store.currentRv(),
+    dropWatches: () => watches.closeAll(),
     close: async () => {
       watches.closeAll();
       exec?.close();

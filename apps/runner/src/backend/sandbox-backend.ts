@@ -183,6 +183,11 @@ export interface SandboxBackend {
    */
   recover(): Promise<RecoveredSandbox[]>;
   reap(sandboxId: string, reason: SandboxStateReason): Promise<void>;
+  /**
+   * Why the backend cannot fully serve right now (e.g. its watch of the cluster is down and being
+   * retried), or undefined when it can. The runner reports it as DEGRADED health in its heartbeat.
+   */
+  degraded?(): string | undefined;
   /** Releases backend resources (not the sandboxes: they outlive a runner restart). */
   close(): Promise<void>;
 }

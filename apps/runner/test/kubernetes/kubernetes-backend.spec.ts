@@ -210,6 +210,25 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     }
   });
 
+  it('restarts its pod watch with backoff when the API server cuts it, degraded until it is back, and misses nothing', async () => {
+    await running('sb-watch');
+    // The API server drops every watch and refuses pod lists for a while (a restart, a cut proxy).
+    const refuse = server.onRequest((req) => (req.resource === 'pods' && (req.verb === 'list' || req.verb === 'watch') ? { code: 503, reason: 'ServiceUnavailable', message: 'injected outage' } : undefined));
+    server.dropWatches();
+    await waitFor(() => backend.degraded(), { what: 'the backend to report its watch down' });
+    expect(backend.degraded()).toMatch(/^the pod watch is down for \d+s \(\d+ failed attempts, retrying with backoff\)/);
+    const listsDuringOutage = server.requestCount('list', 'pods');
+    // A pod that ends while the watch is down is seen once it is back.
+    const pod = server.get('v1', 'Pod', podNameFor('sb-watch'), NS);
+    expect(pod).toBeDefined();
+    await backend.stop('sb-watch', 0, 'STOPPED_BY_USER');
+    refuse();
+    await waitFor(() => backend.degraded() === undefined || undefined, { timeoutMs: 30_000, what: 'the watch back up' });
+    await waitFor(() => terminalOf('sb-watch'), { what: 'sb-watch terminal after the outage' });
+    // Backoff, not a tight loop: a handful of relists in the outage, not hundreds.
+    expect(server.requestCount('list', 'pods') - listsDuringOutage).toBeLessThan(20);
+  });
+
   it('follows logs and resumes from a byte offset', async () => {
     await running('sb-logs', ['sh', '-c', 'echo first; sleep 0.3; echo second; sleep 30']);
     const ac = new AbortController();

@@ -57,6 +57,45 @@ const FIELD_MANAGER = 'paddock-runner';
 
 const statusCode = (e: unknown): number | undefined => (e instanceof k8s.ApiException ? e.code : undefined);
 
+const WATCH_BACKOFF_BASE_MS = 500;
+const WATCH_BACKOFF_MAX_MS = 30_000;
+
+/**
+ * The pod watch's health: up, or down since when and why. Restarts back off exponentially with
+ * jitter (0.5 s doubling to 30 s), so an unreachable API server is not hammered by every runner.
+ */
+export class WatchHealth {
+  private failures = 0;
+  private downSince: number | undefined;
+  private upSince: number | undefined;
+  private lastError = '';
+
+  constructor(private readonly now: () => number = Date.now, private readonly random: () => number = Math.random) {}
+
+  /** The watch (re)connected. The informer says so before its list, which can still fail. */
+  up(): void {
+    this.upSince = this.now();
+    this.downSince = undefined;
+  }
+
+  /** Records a failure; returns how long to wait before the next restart. */
+  down(err: unknown): number {
+    // Only a watch that stayed up a while starts the backoff again from its base.
+    if (this.upSince !== undefined && this.now() - this.upSince > WATCH_BACKOFF_MAX_MS) this.failures = 0;
+    this.upSince = undefined;
+    this.downSince ??= this.now();
+    this.lastError = err instanceof Error ? err.message : String(err);
+    const ceiling = Math.min(WATCH_BACKOFF_MAX_MS, WATCH_BACKOFF_BASE_MS * 2 ** this.failures++);
+    return Math.round(ceiling / 2 + (ceiling / 2) * this.random());
+  }
+
+  degraded(): string | undefined {
+    if (this.downSince === undefined) return undefined;
+    const s = Math.round((this.now() - this.downSince) / 1000);
+    return `the pod watch is down for ${s}s (${this.failures} failed attempts, retrying with backoff): ${this.lastError}`;
+  }
+}
+
 /** Sandboxes as pods in the runner's sandbox namespace (issue 6). Watches pods with the runner label. */
 export class KubernetesBackend implements SandboxBackend {
   readonly kind = 'kubernetes' as const;
@@ -77,6 +116,7 @@ export class KubernetesBackend implements SandboxBackend {
   /** Seeded by this process: their pods may still read `pending` until the annotation patch is seen. */
   private readonly seeded = new Set<string>();
   private informer: k8s.Informer<k8s.V1Pod> | undefined;
+  private readonly watch = new WatchHealth();
   private started: Promise<void> | undefined;
   private closed = false;
   private readonly podOpts: SandboxPodOptions;
@@ -135,14 +175,27 @@ export class KubernetesBackend implements SandboxBackend {
       informer.on('add', (p) => this.observe(p));
       informer.on('update', (p) => this.observe(p));
       informer.on('delete', (p) => this.observeDeleted(p));
-      informer.on('error', () => {
-        // The informer stops on errors (e.g. API unreachable): restart it after a pause.
-        if (!this.closed) setTimeout(() => void informer.start().catch(() => undefined), 500);
-      });
+      // A (re)list succeeded: the watch is up, and the next failure starts backing off from scratch.
+      informer.on('connect', () => this.watch.up());
+      // The informer stops on errors (API unreachable, expired credentials): restart it with
+      // backoff, and say so in the runner's health until it is back.
+      const restartAfter = (err: unknown): void => {
+        const delayMs = this.watch.down(err);
+        const retry = (): void => {
+          if (!this.closed) informer.start().catch(restartAfter);
+        };
+        if (!this.closed) setTimeout(retry, delayMs).unref();
+      };
+      informer.on('error', restartAfter);
       this.informer = informer;
       await informer.start();
+      this.watch.up();
     })();
     return this.started;
+  }
+
+  degraded(): string | undefined {
+    return this.watch.degraded();
   }
 
   private emit(sandboxId: string, s: ObservedState): void {
