@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -68,11 +68,13 @@ export async function startPlatform(): Promise<Platform> {
   const databaseUrl = pg.urlFor('paddock');
   await pg.createDatabase('paddock');
   const cpPort = await freePort();
-  let cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
+  const gwPort = await freePort();
+  // As `pnpm start` wires them: the control plane serves the web console, which calls the gateway.
+  const cpEnv = { PADDOCK_TOKEN_CACHE_TTL_MS: '0', PADDOCK_CONSOLE_GATEWAY_URL: `http://127.0.0.1:${gwPort}` };
+  let cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, port: cpPort, env: cpEnv });
   const token = cp.token;
-  const gwEnv = { DATABASE_URL: databaseUrl, NATS_URL: nats.url, PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn' };
-  let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', env: gwEnv });
-  const gwPort = gw.port;
+  const gwEnv = { DATABASE_URL: databaseUrl, NATS_URL: nats.url, PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn', GATEWAY_CONSOLE_ORIGINS: cp.url };
+  let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', port: gwPort, env: gwEnv });
   const workDir = mkdtempSync(join(tmpdir(), 'paddock-e2e-'));
   // mkdtemp makes 0700 directories; sandboxes run as an unprivileged user inside bubblewrap and
   // must be able to traverse the runner's state directory (the README's `.paddock` is 0755).
@@ -146,7 +148,7 @@ export async function startPlatform(): Promise<Platform> {
       return c;
     },
     async restartControlPlane() {
-      cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, token, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
+      cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, token, port: cpPort, env: cpEnv });
     },
     async restartGateway() {
       gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', port: gwPort, env: gwEnv });
@@ -156,9 +158,9 @@ export async function startPlatform(): Promise<Platform> {
       await gw.stop();
       await cp.stop();
       // Runner processes are detached children of the controllers (they outlive a controller
-      // restart by design): stop every runner started for this test run.
-      spawnSync('pkill', ['-TERM', '-f', `PADDOCK_CONTROLLER_STATE_DIR=${workDir}`]);
-      for (const c of controllers) spawnSync('pkill', ['-TERM', '-f', c.stateDir]);
+      // restart by design): stop every runner started for this test run, found by the pid files
+      // the local driver keeps (their command lines name no state dir, so pkill -f cannot).
+      for (const c of controllers) await stopLocalRunners(c.stateDir);
       await nats.stop();
       pg.stop();
       // Sandboxes still tearing down hold mounts under the work dir: stopped and detached first.
@@ -166,6 +168,33 @@ export async function startPlatform(): Promise<Platform> {
     },
   };
   return platform;
+}
+
+/** Stops (TERM, then KILL after 15 s) the runner processes a local-driver controller started. */
+export async function stopLocalRunners(controllerStateDir: string): Promise<void> {
+  const runnersDir = join(controllerStateDir, 'runners');
+  if (!existsSync(runnersDir)) return;
+  const alive = (pid: number): boolean => {
+    try {
+      // A recycled pid is not ours: the driver's runners are node processes running main.js.
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.js');
+    } catch {
+      return false;
+    }
+  };
+  const pids: number[] = [];
+  for (const id of readdirSync(runnersDir)) {
+    const file = join(runnersDir, id, 'process.json');
+    if (!existsSync(file)) continue;
+    const pid = Number((JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown }).pid);
+    if (Number.isInteger(pid) && pid > 0 && alive(pid)) pids.push(pid);
+  }
+  for (const pid of pids) process.kill(pid, 'SIGTERM');
+  for (const pid of pids) {
+    await waitFor(() => !alive(pid), { timeoutMs: 15_000, what: `runner process ${pid} exit` }).catch(() => {
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    });
+  }
 }
 
 export interface ShellResult {

@@ -79,6 +79,17 @@ describe('pnpm start', () => {
       if (cmd.includes('exec')) expect(r.stdout).toContain('hello');
     }
     const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
+    // The printed console URL serves the built console, which is told where the gateway is, and
+    // the gateway lets that origin call it.
+    const consoleUrl = /console\s+(\S+)/.exec(out)?.[1];
+    expect(consoleUrl).toBe(`${cpUrl}/console/`);
+    const page = await fetch(consoleUrl as string);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<title>Paddock console</title>');
+    const { gatewayUrl } = (await (await fetch(`${cpUrl}/console/config.json`)).json()) as { gatewayUrl: string };
+    expect(gatewayUrl).toBe(`http://127.0.0.1:${env.GATEWAY_PORT}`);
+    const preflight = await fetch(`${gatewayUrl}/v1/sandboxes`, { method: 'OPTIONS', headers: { origin: cpUrl, 'access-control-request-method': 'GET' } });
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(cpUrl);
     const uid = (await httpJson<{ uid: string }>(cpUrl, 'GET', '/v1/sandbox/managedRunners/local', token as string)).json.uid;
     await stop(first.child);
     // Ctrl-C stopped every process it started.
