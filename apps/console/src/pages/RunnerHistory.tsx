@@ -78,7 +78,7 @@ export function RunnerHistory(props: { runnerId: string }) {
         </div>
       )}
       <h2>Revisions</h2>
-      <ol className="history" reversed>
+      <ul className="history" aria-label="Revisions, newest first">
         {[...list].reverse().map((r) => (
           <li key={r.revision}>
             <strong>
@@ -92,7 +92,7 @@ export function RunnerHistory(props: { runnerId: string }) {
             ) : null}
           </li>
         ))}
-      </ol>
+      </ul>
     </>
   );
 }

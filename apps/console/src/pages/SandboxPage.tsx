@@ -5,7 +5,14 @@ import { Link, useLocation } from 'wouter';
 import { gateway } from '../api/gateway';
 import { useSession } from '../auth/session';
 
-import { ConfirmButton, ErrorNotice, Facts, StatusBadge, Tabs, VerdictList } from '../components/ui';
+import {
+  ConfirmButton,
+  ErrorNotice,
+  Facts,
+  StatusBadge,
+  Tabs,
+  VerdictList,
+} from '../components/ui';
 import { enumLabel, timeAgo } from '../lib/format';
 import { SandboxFiles } from './SandboxFiles';
 import { SandboxLogs } from './SandboxLogs';
@@ -66,15 +73,17 @@ export function SandboxPage(props: { id: string; tab: string }) {
               <span> · exit code {sb.status.exitCode}</span>
             ) : null}
             {sb.status.message ? <span> · {sb.status.message}</span> : null}
-            <ConfirmButton
-              label="Stop"
-              title="Stop this sandbox?"
-              body={<p>Its processes are killed at once; its logs stay readable.</p>}
-              confirmLabel="Stop sandbox"
-              danger
-              disabled={ended || sb.status.state === 'STATE_TERMINATING' || stop.isPending}
-              onConfirm={() => stop.mutate()}
-            />
+            {ended ? null : (
+              <ConfirmButton
+                label="Stop"
+                title="Stop this sandbox?"
+                body={<p>Its processes are killed at once; its logs stay readable.</p>}
+                confirmLabel="Stop sandbox"
+                danger
+                disabled={sb.status.state === 'STATE_TERMINATING' || stop.isPending}
+                onConfirm={() => stop.mutate()}
+              />
+            )}
           </div>
           <ErrorNotice error={stop.error} title="Not stopped" />
           <Tabs
