@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, freePort, httpJson, removeStateDir, startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
-import { buildAll } from '../src/platform';
+import { buildAll, stopLocalRunners } from '../src/platform';
 
 /**
  * The README's first command, as a newcomer runs it: `pnpm start` reaches "ready", the commands
@@ -35,7 +35,9 @@ describe('pnpm start', () => {
   }, 300_000);
 
   afterAll(async () => {
-    // Sandboxes outlive `pnpm start` by design: stop them (and their supervisors' mounts) first.
+    // The controller's runner is a detached process that outlives `pnpm start`'s Ctrl-C (it is
+    // adopted by the next start), and sandboxes outlive it by design: stop both first.
+    if (stateDir) await stopLocalRunners(join(stateDir, 'controller'));
     if (stateDir) await removeStateDir(stateDir);
     await nats?.stop();
     pg?.stop();

@@ -306,4 +306,36 @@ describe('the Paddock console in a browser', () => {
     // The gateway caches token lookups for GATEWAY_AUTH_CACHE_MS (5 s): the bound on revocation delay.
     await expect.poll(async () => (await httpJson(p.gw.url, 'GET', '/v1/sandboxes', userToken)).status, { timeout: 15_000 }).toBe(401);
   });
+  it('upgrades a runner when a newer release is published on its channel', async () => {
+    // An exclusion around now keeps the maintenance scheduler from starting the update itself.
+    const hour = 3_600_000;
+    const exclusions = [{ startTime: new Date(Date.now() - hour).toISOString(), endTime: new Date(Date.now() + hour).toISOString(), reason: 'console test' }];
+    for (const id of ['local', 'edge']) {
+      const r = await p.cpApi('PATCH', `/v1/sandbox/managedRunners/${id}?updateMask=spec.maintenance_policy`, { spec: { maintenancePolicy: { windows: [], exclusions } } });
+      expect(r.status).toBe(200);
+    }
+    const before = await runner('edge');
+    const newest = Number(before.targetRevision) + 1;
+    const release = await p.cpApi('POST', '/v1/sandbox/releases', { channel: 'RELEASE_CHANNEL_STABLE', version: `9.${newest}.0`, image: `paddock/runner:9.${newest}.0` });
+    expect(release.status).toBe(200);
+    await nav().getByRole('link', { name: 'Runners' }).click();
+    await page.locator('tr[data-runner="edge"]').getByRole('link', { name: 'edge' }).click();
+    const upgrade = page.getByRole('button', { name: 'Upgrade now' });
+    await expect.poll(() => upgrade.isEnabled(), { timeout: 10_000 }).toBe(true);
+    await upgrade.click();
+    await expect.poll(async () => Number((await runner('edge')).targetRevision)).toBeGreaterThan(Number(before.targetRevision));
+  });
+
+  it('deletes a runner only after its id is typed in the confirmation', async () => {
+    await page.getByRole('button', { name: 'Delete runner' }).click();
+    const dialog = page.getByRole('dialog');
+    const confirm = dialog.getByRole('button', { name: 'Delete' });
+    expect(await confirm.isDisabled()).toBe(true);
+    await dialog.getByLabel(/Type edge to confirm/).fill('edge');
+    await confirm.click();
+    await expect.poll(() => page.url()).toBe(consoleUrl('runners'));
+    // Decommissioning is asynchronous: the runner goes DELETING, then is gone.
+    await expect.poll(async () => (await p.cpApi('GET', '/v1/sandbox/managedRunners/edge')).status, { timeout: 60_000 }).toBe(404);
+    await expect.poll(() => page.locator('tr[data-runner="edge"]').count(), { timeout: 10_000 }).toBe(0);
+  });
 });
