@@ -26,7 +26,7 @@ export function RunnerHistory(props: { runnerId: string }) {
     <>
       <ErrorNotice error={revisions.error} />
       <h2>Compare revisions</h2>
-      <div className="row">
+      <div className="row pairs">
         <label htmlFor={fromId}>From</label>
         <select id={fromId} value={a} onChange={(e) => setFrom(Number(e.target.value))}>
           <option value={0}>0 (before creation)</option>
@@ -79,7 +79,7 @@ export function RunnerHistory(props: { runnerId: string }) {
       )}
       <h2>Revisions</h2>
       <ul className="history" aria-label="Revisions, newest first">
-        {[...list].reverse().map((r) => (
+        {[...list].sort((x, y) => y.revision - x.revision).map((r) => (
           <li key={r.revision}>
             <strong>
               {r.revision}. {r.eventType}

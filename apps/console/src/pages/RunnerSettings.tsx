@@ -38,7 +38,7 @@ export function RunnerSettings(props: { runner: ManagedRunner }) {
     <>
       <h2>Release channel</h2>
       <form
-        className="row"
+        className="row pairs"
         onSubmit={(e) => {
           e.preventDefault();
           save.mutate({

@@ -54,7 +54,7 @@ export function SandboxFiles(props: { sandboxId: string }) {
   return (
     <>
       <form
-        className="row"
+        className="row pairs"
         onSubmit={(e) => {
           e.preventDefault();
           setDir(typed.trim() || '/');

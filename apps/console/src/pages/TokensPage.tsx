@@ -36,7 +36,7 @@ export function TokensPage() {
     <section>
       <h1>API tokens</h1>
       <form
-        className="row"
+        className="row pairs"
         onSubmit={(e) => {
           e.preventDefault();
           mint.mutate();
