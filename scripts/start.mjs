@@ -28,6 +28,8 @@ const env = {
 };
 const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
 const gwUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
+// The control plane serves the web console, which calls the gateway from the page (apps/console).
+Object.assign(env, { PADDOCK_CONSOLE_GATEWAY_URL: gwUrl, GATEWAY_CONSOLE_ORIGINS: cpUrl });
 const tty = process.stderr.isTTY;
 const say = (msg) => process.stderr.write(`${tty ? '\x1b[36mpaddock\x1b[0m' : 'paddock'} ${msg}\n`);
 /** Thrown by `fail` once services are up: the flow stops while `shutdown` stops them in order. */
@@ -181,7 +183,7 @@ const has = (app) => existsSync(join(root, 'apps', app, 'src', 'main.ts'));
 async function main() {
   say('checking prerequisites...');
   await checkPrerequisites();
-  const apps = ['control-plane', 'gateway', 'runner', 'controller'].filter(has);
+  const apps = [...['control-plane', 'gateway', 'runner', 'controller'].filter(has), 'console'];
   say(`building ${apps.join(', ')}...`);
   const build = spawnSync(
     'pnpm',
@@ -227,7 +229,7 @@ async function main() {
   const line = '─'.repeat(64);
   process.stdout.write(
     `\n${line}\nPaddock is ready.\n\n` +
-      `  control plane  ${cpUrl}\n  gateway        ${gwUrl}\n  admin token    ${token}\n  logs           .paddock/*.log\n\n` +
+      `  control plane  ${cpUrl}\n  gateway        ${gwUrl}\n  console        ${cpUrl}/console/  (sign in with the admin token)\n  admin token    ${token}\n  logs           .paddock/*.log\n\n` +
       `Next:\n` +
       `  pnpm cwic auth login ${token} --control-plane-url ${cpUrl} --gateway-url ${gwUrl}\n` +
       `  pnpm cwic sandbox runner get\n` +

@@ -68,11 +68,13 @@ export async function startPlatform(): Promise<Platform> {
   const databaseUrl = pg.urlFor('paddock');
   await pg.createDatabase('paddock');
   const cpPort = await freePort();
-  let cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
+  const gwPort = await freePort();
+  // As `pnpm start` wires them: the control plane serves the web console, which calls the gateway.
+  const cpEnv = { PADDOCK_TOKEN_CACHE_TTL_MS: '0', PADDOCK_CONSOLE_GATEWAY_URL: `http://127.0.0.1:${gwPort}` };
+  let cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, port: cpPort, env: cpEnv });
   const token = cp.token;
-  const gwEnv = { DATABASE_URL: databaseUrl, NATS_URL: nats.url, PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn' };
-  let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', env: gwEnv });
-  const gwPort = gw.port;
+  const gwEnv = { DATABASE_URL: databaseUrl, NATS_URL: nats.url, PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn', GATEWAY_CONSOLE_ORIGINS: cp.url };
+  let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', port: gwPort, env: gwEnv });
   const workDir = mkdtempSync(join(tmpdir(), 'paddock-e2e-'));
   // mkdtemp makes 0700 directories; sandboxes run as an unprivileged user inside bubblewrap and
   // must be able to traverse the runner's state directory (the README's `.paddock` is 0755).
@@ -146,7 +148,7 @@ export async function startPlatform(): Promise<Platform> {
       return c;
     },
     async restartControlPlane() {
-      cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, token, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
+      cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, token, port: cpPort, env: cpEnv });
     },
     async restartGateway() {
       gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', port: gwPort, env: gwEnv });

@@ -35,7 +35,8 @@ describe('pnpm start', () => {
   }, 300_000);
 
   afterAll(async () => {
-    // Sandboxes outlive `pnpm start` by design: stop them (and their supervisors' mounts) first.
+    // Whatever a failed test left behind (Ctrl-C stops everything otherwise): processes that
+    // name the state dir, and mounts under it.
     if (stateDir) await removeStateDir(stateDir);
     await nats?.stop();
     pg?.stop();
@@ -100,6 +101,17 @@ describe('pnpm start', () => {
       }
     }
     const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
+    // The printed console URL serves the built console, which is told where the gateway is, and
+    // the gateway lets that origin call it.
+    const consoleUrl = /console\s+(\S+)/.exec(out)?.[1];
+    expect(consoleUrl).toBe(`${cpUrl}/console/`);
+    const page = await fetch(consoleUrl as string);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<title>Paddock console</title>');
+    const { gatewayUrl } = (await (await fetch(`${cpUrl}/console/config.json`)).json()) as { gatewayUrl: string };
+    expect(gatewayUrl).toBe(`http://127.0.0.1:${env.GATEWAY_PORT}`);
+    const preflight = await fetch(`${gatewayUrl}/v1/sandboxes`, { method: 'OPTIONS', headers: { origin: cpUrl, 'access-control-request-method': 'GET' } });
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(cpUrl);
     const uid = (await httpJson<{ uid: string }>(cpUrl, 'GET', '/v1/sandbox/managedRunners/local', token as string)).json.uid;
     // A sandbox left running, for Ctrl-C to stop.
     const created = sh('pnpm cwic sandbox create -o name -- sleep 600');

@@ -6,6 +6,7 @@ import { AppModule, type AppModuleOptions } from './app.module';
 import { ensureDatabaseExists } from './db/create-database';
 import type { CpDatabase } from './db/database';
 import { migrateControlPlane } from './db/migrations';
+import { installConsoleAssets } from './infrastructure/http/console-assets';
 import { BODY_LIMIT_BYTES } from './infrastructure/http/error.filter';
 import { installHttpHooks, requestIdFor } from './infrastructure/http/http-hooks';
 import { installJsonBodyParser } from './infrastructure/http/json-body';
@@ -53,6 +54,7 @@ export async function createControlPlane(opts: AppModuleOptions): Promise<Contro
   try {
     installHttpHooks(app.getHttpAdapter().getInstance(), app.get(Metrics));
     installJsonBodyParser(app.getHttpAdapter().getInstance(), BODY_LIMIT_BYTES);
+    installConsoleAssets(app.getHttpAdapter().getInstance(), { dir: config.consoleDir, gatewayUrl: config.consoleGatewayUrl });
     const migrationsApplied = await migrateControlPlane(app.get<Kysely<CpDatabase>>(KYSELY));
     const boot = await app.get(TokensService).bootstrapOperator({ bootstrapToken: config.bootstrapToken });
     app.get(OpenApiDocument).set(buildOpenApi(app));

@@ -21,4 +21,15 @@ describe('gateway configuration', () => {
     );
     expect(() => parseGatewayEnv({ ...base, GATEWAY_TRUST_PROXY: '2' })).toThrow(/GATEWAY_TRUST_PROXY: .*cannot read "2"/);
   });
+
+  it('reads the console origins allowed by CORS, and refuses an entry that is not an origin', () => {
+    expect(parseGatewayEnv(base).consoleOrigins).toEqual([]);
+    expect(parseGatewayEnv({ ...base, GATEWAY_CONSOLE_ORIGINS: 'http://127.0.0.1:8080, https://console.example.com/' }).consoleOrigins).toEqual([
+      'http://127.0.0.1:8080',
+      'https://console.example.com',
+    ]);
+    expect(() => parseGatewayEnv({ ...base, GATEWAY_CONSOLE_ORIGINS: 'http://127.0.0.1:8080/console,ftp://x,*' })).toThrow(
+      'GATEWAY_CONSOLE_ORIGINS: must be origins like http://127.0.0.1:8080 (scheme, host, port; no path); cannot read "http://127.0.0.1:8080/console", "ftp://x", "*"',
+    );
+  });
 });

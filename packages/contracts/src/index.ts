@@ -13,3 +13,4 @@ export * from './runner-events';
 export * from './runner-rpc';
 export * from './sandbox';
 export * from './json-body';
+export * from './public-api';

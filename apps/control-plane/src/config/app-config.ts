@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_CONSOLE_DIR } from '../infrastructure/http/console-assets';
 import type { Env } from './env';
 
 /** Typed configuration, injectable by class. Built from the parsed env (or directly in tests). */
@@ -18,6 +19,8 @@ export class AppConfig {
   readonly connectionSweepMs: number;
   readonly maintenanceIntervalMs: number;
   readonly dbPoolMax: number;
+  readonly consoleDir: string;
+  readonly consoleGatewayUrl: string;
 
   constructor(env: Env) {
     this.port = env.CONTROL_PLANE_PORT;
@@ -34,5 +37,7 @@ export class AppConfig {
     this.connectionSweepMs = env.PADDOCK_CONNECTION_SWEEP_MS;
     this.maintenanceIntervalMs = env.PADDOCK_MAINTENANCE_INTERVAL_MS;
     this.dbPoolMax = env.PADDOCK_DB_POOL_MAX;
+    this.consoleDir = env.PADDOCK_CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR;
+    this.consoleGatewayUrl = env.PADDOCK_CONSOLE_GATEWAY_URL;
   }
 }

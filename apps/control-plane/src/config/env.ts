@@ -36,6 +36,10 @@ export const EnvSchema = z.object({
   /** 0 disables the maintenance scheduler (tests that must not see automatic updates). */
   PADDOCK_MAINTENANCE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   PADDOCK_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(16),
+  /** Where the built web console is (served at /console/); defaults to this checkout's apps/console/dist. */
+  PADDOCK_CONSOLE_DIR: z.string().min(1).optional(),
+  /** The gateway's URL as a browser reaches it: the console's data-plane calls go there. */
+  PADDOCK_CONSOLE_GATEWAY_URL: z.string().url().default('http://127.0.0.1:8081'),
 });
 export type Env = z.infer<typeof EnvSchema>;
 

@@ -1,5 +1,6 @@
 import { parseCidr } from '@paddock/policy';
 import { z } from 'zod';
+import { parseConsoleOrigins } from '../http/cors';
 
 /**
  * The gateway's whole configuration, from the environment (12-factor). Durations are in
@@ -52,6 +53,19 @@ export const GatewayEnvSchema = z.object({
       if (bad.length) ctx.addIssue({ code: 'custom', message: `must be false, true or a list of proxy addresses/prefixes; cannot read ${bad.map((b) => JSON.stringify(b)).join(', ')}` });
       return list;
     }),
+  /**
+   * Origins of the web console allowed to call this gateway from a page (CORS), comma-separated
+   * `scheme://host[:port]`; empty = none. The console is served by the control plane, so this is
+   * usually the control plane's public URL.
+   */
+  GATEWAY_CONSOLE_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v, ctx): string[] => {
+      const { origins, bad } = parseConsoleOrigins(v);
+      if (bad.length) ctx.addIssue({ code: 'custom', message: `must be origins like http://127.0.0.1:8080 (scheme, host, port; no path); cannot read ${bad.map((b) => JSON.stringify(b)).join(', ')}` });
+      return origins;
+    }),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnvSchema>;
 
@@ -74,6 +88,8 @@ export interface GatewayConfig {
   bodyLimitBytes: number;
   logLevel: GatewayEnv['GATEWAY_LOG_LEVEL'];
   trustProxy: TrustProxy;
+  /** Web console origins allowed by CORS. */
+  consoleOrigins: string[];
 }
 
 export function parseGatewayEnv(env: Record<string, string | undefined>): GatewayConfig {
@@ -98,5 +114,6 @@ export function parseGatewayEnv(env: Record<string, string | undefined>): Gatewa
     bodyLimitBytes: e.GATEWAY_BODY_LIMIT_BYTES,
     logLevel: e.GATEWAY_LOG_LEVEL,
     trustProxy: e.GATEWAY_TRUST_PROXY,
+    consoleOrigins: e.GATEWAY_CONSOLE_ORIGINS,
   };
 }

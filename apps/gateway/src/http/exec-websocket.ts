@@ -5,6 +5,7 @@ import type { RunnerStream } from '../runners/runner-client';
 import { frameError, type ExecStreamInit, type SandboxOpsService } from '../sandboxes/sandbox-ops.service';
 import { PaddockError } from '@paddock/contracts';
 import { toPaddockError } from './error.filter';
+import { authorizationFromProtocols } from './websocket-bearer';
 
 const protocolError = (message: string): PaddockError => new PaddockError('invalid_argument', message, { reason: 'CWSANDBOX_INVALID_REQUEST' });
 
@@ -32,6 +33,7 @@ function sendError(socket: WebSocket, e: unknown): void {
 /**
  * Registers the WebSocket exec route. Authentication runs in `preValidation`, before the
  * upgrade, so a bad token gets the same HTTP 401 JSON as every other route and never a socket.
+ * The token comes from the Authorization header or, for browsers, from the subprotocol list.
  */
 export function registerExecWebSocket(fastify: FastifyInstance, auth: TokenAuthenticator, ops: SandboxOpsService): void {
   fastify.get<{ Params: { id: string } }>(
@@ -40,7 +42,9 @@ export function registerExecWebSocket(fastify: FastifyInstance, auth: TokenAuthe
       websocket: true,
       preValidation: async (req: FastifyRequest & { principal?: Principal }, reply: FastifyReply) => {
         try {
-          req.principal = await auth.authenticateRequest(req);
+          // A browser carries its token in Sec-WebSocket-Protocol (websocket-bearer.ts).
+          const authorization = req.headers.authorization ?? authorizationFromProtocols(req.headers['sec-websocket-protocol']);
+          req.principal = await auth.authenticateRequest({ headers: { authorization }, ip: req.ip });
         } catch (e) {
           const err = toPaddockError(e);
           await reply.status(err.httpStatus).send(err.toBody());

@@ -224,7 +224,8 @@ export class SandboxRepository {
         ...(o.reason !== undefined ? { state_reason: ifNewer<string>(o.reason, 'state_reason') } : {}),
         ...(o.message !== undefined ? { message: ifNewer<string>(o.message, 'message') } : {}),
         ...(o.exitCode !== undefined ? { exit_code: ifNewer<number>(o.exitCode, 'exit_code') } : {}),
-        ...(o.effective ? { effective: sql`CASE WHEN ${newer} THEN ${JSON.stringify(o.effective)}::jsonb ELSE effective END` } : {}),
+        // The resolution echoes are fixed at launch: kept even when the state event won the race.
+        ...(o.effective ? { effective: sql`CASE WHEN ${newer} OR effective IS NULL THEN ${JSON.stringify(o.effective)}::jsonb ELSE effective END` } : {}),
         ...(o.state === 'STATE_RUNNING' ? { start_time: sql<Date>`COALESCE(start_time, ${o.at})` } : {}),
         ...(o.rank >= 4 ? { end_time: sql<Date>`COALESCE(end_time, ${o.at})` } : {}),
       })
