@@ -29,6 +29,7 @@ async function main(): Promise<void> {
       runnerId,
       organizationId: parsed.env.PADDOCK_ORGANIZATION_ID,
       natsUrl: parsed.env.NATS_URL,
+      natsCredsFile: parsed.env.NATS_CREDS,
       log: (msg, fields) => consoleLogger.info(msg, fields),
     });
     process.exit(code);

@@ -15,3 +15,4 @@ export * from './sandbox';
 export * from './json-body';
 export * from './nats-permissions';
 export * from './runner-env';
+export * from './nats-credentials';

@@ -1,4 +1,4 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import type { RunningGateway } from '../../src/app';
@@ -45,13 +45,13 @@ export async function startCluster(
   const gw = await startGateway(infra, opts.gatewayEnv);
   const orgId = await createOrganization(gw.db, 'acme');
   const { token } = await issueToken(gw.db, orgId);
-  const nc = await connect({ servers: infra.nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  const nc = await infra.nats.connectHarness();
   const runners = new Map<string, RunnerProcess>();
   const start = async (id: string): Promise<RunnerProcess> => {
     const policy = policies[id] ?? {};
     await upsertRunnerPolicy(gw.db, orgId, id, policy, `etag-${id}`);
     const previous = runners.get(id);
-    const r = startRunner({ runnerId: id, organizationId: orgId, natsUrl: infra.nats.url, policy, policyEtag: `etag-${id}`, dir: previous?.dir });
+    const r = startRunner({ runnerId: id, organizationId: orgId, nats: await infra.nats.env('runner', id), policy, policyEtag: `etag-${id}`, dir: previous?.dir });
     runners.set(id, r);
     await waitFor(() => gw.registry.isFresh(id), { timeoutMs: 150_000, intervalMs: 100, what: `runner ${id} heartbeat (${r.output().slice(-500)})` });
     return r;

@@ -48,6 +48,12 @@ export const RunnerEnvSchema = z.object({
     .default(DEFAULT_GPU_TYPE_LABEL),
   PADDOCK_SANDBOX_USER_NAMESPACES: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /**
+   * Path of the runner's NATS credentials (`.creds`, private to the runner: mode 0600, or 0440 with
+   * the pod's fsGroup), re-read at every reconnect so a rotated file takes effect. Never a value in
+   * the environment: children would inherit it. Unset = no credentials (a server without auth).
+   */
+  NATS_CREDS: z.string().min(1).optional(),
   /** YAML or JSON file `{ runnerId?, revision, policy, policyEtag, identity }`; watched for changes. */
   PADDOCK_RUNNER_CONFIG: z.string().min(1).optional(),
   /** Where the local backend keeps per-sandbox state (cgroup names, labels, logs) across restarts. */
