@@ -11,6 +11,7 @@ export interface CredsInfo {
   /** Public key of the account the user belongs to. */
   account: string;
   publicKey: string;
+  issuedAt: Date;
   expiresAt?: Date;
 }
 
@@ -38,8 +39,20 @@ export function credsInfo(creds: string, source = 'credentials'): CredsInfo {
     ...(role ? { role } : {}),
     account: claims.nats.issuer_account ?? claims.iss,
     publicKey: claims.sub,
+    issuedAt: new Date(claims.iat * 1000),
     ...(claims.exp ? { expiresAt: new Date(claims.exp * 1000) } : {}),
   };
+}
+
+/**
+ * True once half of the user's lifetime is gone: when whoever delivers these credentials should
+ * issue new ones, leaving the other half for the delivery (a Kubernetes Secret reaches a mounted
+ * file within about a minute) and for the process to pick them up at its next reconnect.
+ */
+export function renewalDue(info: Pick<CredsInfo, 'issuedAt' | 'expiresAt'>, now: Date = new Date()): boolean {
+  if (!info.expiresAt) return false;
+  const half = (info.expiresAt.getTime() - info.issuedAt.getTime()) / 2;
+  return now.getTime() >= info.issuedAt.getTime() + half;
 }
 
 /**

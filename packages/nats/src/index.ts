@@ -1,5 +1,5 @@
 export { connectNats, type PaddockNatsOptions } from './connect';
-export { credsInfo, formatCreds, readCredsFile, readPrivateFile, writeSecretFile, type CredsInfo } from './creds';
+export { credsInfo, formatCreds, readCredsFile, readPrivateFile, renewalDue, writeSecretFile, type CredsInfo } from './creds';
 export { NatsUserIssuer, type IssuedCreds, type IssueOptions } from './issuer';
 export * from './installation';
 export { openInstallationDir, type InstallationDir, type InstallationDirOptions } from './installation-dir';
