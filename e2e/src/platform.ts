@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import {
   REPO_ROOT,
   buildPackages,
+  controllerNatsEnv,
   freePort,
   httpJson,
   removeStateDir,
@@ -68,9 +69,9 @@ export async function startPlatform(): Promise<Platform> {
   const databaseUrl = pg.urlFor('paddock');
   await pg.createDatabase('paddock');
   const cpPort = await freePort();
-  let cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
+  let cp = await startControlPlaneProcess({ databaseUrl, nats, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
   const token = cp.token;
-  const gwEnv = { DATABASE_URL: databaseUrl, NATS_URL: nats.url, PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn' };
+  const gwEnv = { DATABASE_URL: databaseUrl, ...(await nats.env('gateway')), PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn' };
   let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', env: gwEnv });
   const gwPort = gw.port;
   const workDir = mkdtempSync(join(tmpdir(), 'paddock-e2e-'));
@@ -106,11 +107,13 @@ export async function startPlatform(): Promise<Platform> {
     gwApi: (method, path, body) => httpJson(gw.url, method, path, token, body),
     async startController(clusterName, zone, declareRunner) {
       const stateDir = join(workDir, `controller-${clusterName}`);
+      // As an admin sets a cluster up: register it, issue its controller's NATS user.
+      const { env: natsEnv } = await controllerNatsEnv({ url: cp.url, token }, nats, { name: clusterName, zone }, join(workDir, 'controller-creds'));
       const child = spawn(process.execPath, [ENTRIES.controller], {
         env: {
           ...process.env,
           DATABASE_URL: databaseUrl,
-          NATS_URL: nats.url,
+          ...natsEnv,
           PADDOCK_CONTROL_PLANE_URL: cp.url,
           PADDOCK_API_KEY: token,
           PADDOCK_CONTROLLER_DRIVER: 'local',
@@ -119,8 +122,9 @@ export async function startPlatform(): Promise<Platform> {
           PADDOCK_CONTROLLER_STATE_DIR: stateDir,
           PADDOCK_RUNNER_ENTRY: ENTRIES.runner,
           PADDOCK_RESYNC_MS: '1000',
-          // Runner processes inherit this: capacity is a placement hint (cgroups enforce each
-          // sandbox's quota), and the journeys ask for more CPUs than this 2-core machine has.
+          // Runner processes inherit this (a runner host setting the local driver passes on):
+          // capacity is a placement hint (cgroups enforce each sandbox's quota), and the journeys
+          // ask for more CPUs than this 2-core machine has.
           PADDOCK_CAPACITY_CPU_MILLIS: '64000',
           ...(declareRunner ? { PADDOCK_DECLARE_DEFAULT_RUNNER: declareRunner } : {}),
         },
@@ -146,7 +150,7 @@ export async function startPlatform(): Promise<Platform> {
       return c;
     },
     async restartControlPlane() {
-      cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, token, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
+      cp = await startControlPlaneProcess({ databaseUrl, nats, token, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
     },
     async restartGateway() {
       gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', port: gwPort, env: gwEnv });
