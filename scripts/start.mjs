@@ -1,15 +1,17 @@
 // `pnpm start`: the whole platform on this machine, on the embedded default (local runner backend).
 //
-// 1. checks prerequisites (Node, bubblewrap, cgroups, Postgres, NATS) and says exactly what is
-//    missing and how to fix it, instead of a stack trace;
-// 2. builds the apps (turbo, cached after the first run);
+// 1. checks prerequisites (Node, bubblewrap, cgroups, Postgres, nats-server) and says exactly
+//    what is missing and how to fix it, instead of a stack trace;
+// 2. builds the apps (turbo, cached after the first run), then starts its own nats-server with
+//    authentication on a private port (operator mode, this installation's own account; keys,
+//    configuration and credentials 0600 under `.paddock/nats/`), stopped when this command stops;
 // 3. starts the control plane (migrations + bootstrap token), the gateway, and the controller with
 //    its local driver, which deploys the default runner declared through the control plane API.
 //    Until the controller exists in this checkout, it declares the runner itself and starts it.
 // 4. prints the URLs, the admin token and the next commands; Ctrl-C stops everything it started.
 //
-// Idempotent: data lives in Postgres and `.paddock/` (admin token, runner state); a second run
-// reuses both.
+// Idempotent: data lives in Postgres and `.paddock/` (admin token, NATS keys, runner state); a
+// second run reuses both. `NATS_URL` set = use that server instead, without NATS authentication.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,9 +22,14 @@ const root = new URL('..', import.meta.url).pathname;
 const stateDir = process.env.PADDOCK_STATE_DIR ?? join(root, '.paddock');
 mkdirSync(stateDir, { recursive: true });
 
+// Our own nats-server unless the caller names one: a private port, never the machine's 4222.
+const managedNats = !process.env.NATS_URL;
+const natsPort = process.env.PADDOCK_NATS_PORT ?? '4223';
+const NATS_BINS = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'];
+const natsBin = NATS_BINS.find((p) => existsSync(p));
 const env = {
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paddock',
-  NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+  NATS_URL: process.env.NATS_URL ?? `nats://127.0.0.1:${natsPort}`,
   CONTROL_PLANE_PORT: process.env.CONTROL_PLANE_PORT ?? '8080',
   GATEWAY_PORT: process.env.GATEWAY_PORT ?? '8081',
 };
@@ -71,7 +78,12 @@ async function checkPrerequisites() {
     );
   }
   const nats = new URL(env.NATS_URL);
-  if (!(await tcpReachable(nats.hostname, nats.port || '4222'))) {
+  if (managedNats) {
+    if (!natsBin) problems.push('nats-server is not installed (Paddock runs its own, with authentication): apt-get install nats-server');
+    if (await tcpReachable('127.0.0.1', natsPort)) {
+      problems.push(`port ${natsPort} (PADDOCK_NATS_PORT) is taken: Paddock's own nats-server listens there; stop what uses it or set PADDOCK_NATS_PORT`);
+    }
+  } else if (!(await tcpReachable(nats.hostname, nats.port || '4222'))) {
     problems.push(
       `NATS is not reachable at ${nats.hostname}:${nats.port || 4222} (NATS_URL=${env.NATS_URL}).\n` +
         `  Start it: nats-server -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server &   (Debian: apt-get install nats-server)\n` +
@@ -83,8 +95,8 @@ async function checkPrerequisites() {
 
 const children = [];
 let stopping = false;
-function startProcess(name, args, extraEnv, cwd = root) {
-  const child = spawn(process.execPath, args, {
+function startProcess(name, args, extraEnv, cwd = root, command = process.execPath) {
+  const child = spawn(command, args, {
     cwd,
     env: { ...process.env, ...env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -128,10 +140,14 @@ async function shutdown(code = 0) {
     await waitExit(controller.child, Date.now() + 8_000);
   }
   say('stopping the gateway and the control plane...');
-  const rest = children.filter((c) => c !== controller);
-  for (const { child } of rest) if (!exited(child)) child.kill('SIGTERM');
-  const deadline = Date.now() + 5_000;
-  for (const { child } of rest) await waitExit(child, deadline);
+  const stopAll = async (list) => {
+    for (const { child } of list) if (!exited(child)) child.kill('SIGTERM');
+    const deadline = Date.now() + 5_000;
+    for (const { child } of list) await waitExit(child, deadline);
+  };
+  await stopAll(children.filter((c) => c !== controller && c.name !== 'nats-server'));
+  // The NATS server last, once nothing needs it to drain.
+  await stopAll(children.filter((c) => c.name === 'nats-server'));
   say('stopped.');
   process.exit(code);
 }
@@ -180,6 +196,45 @@ function adminToken() {
 
 const has = (app) => existsSync(join(root, 'apps', app, 'src', 'main.ts'));
 
+/**
+ * This installation's NATS: keys and server configuration in `.paddock/nats/` (kept across runs,
+ * so issued credentials stay valid), nats-server started on the private port, and the users of
+ * the gateway and the control plane issued. The control plane gets the runner and controller
+ * signing keys (it issues those users); nothing else gets any key.
+ */
+async function startNats() {
+  const natsLib = (await import(join(root, 'packages', 'nats', 'dist', 'index.js'))).default;
+  const inst = await natsLib.openInstallationDir(join(stateDir, 'nats'), { name: 'paddock', server: { host: '127.0.0.1', port: Number(natsPort) } });
+  say(`starting nats-server (authentication on) on 127.0.0.1:${natsPort}...`);
+  startProcess('nats-server', ['-c', inst.serverConfigFile], {}, root, natsBin);
+  const deadline = Date.now() + 15_000;
+  while (!(await tcpReachable('127.0.0.1', natsPort, 500))) {
+    if (Date.now() > deadline) fail(`nats-server did not listen on ${natsPort}; see .paddock/nats-server.log`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    lib: natsLib,
+    inst,
+    gateway: { NATS_CREDS: await inst.writeCreds('gateway', 'gateway') },
+    controlPlane: {
+      NATS_CREDS: await inst.writeCreds('control-plane', 'control-plane'),
+      PADDOCK_NATS_RUNNER_SIGNING_KEY: inst.signingKeyFile('runner'),
+      PADDOCK_NATS_CONTROLLER_SIGNING_KEY: inst.signingKeyFile('controller'),
+    },
+  };
+}
+
+/** The local cluster's controller user, issued by the control plane as an admin would get it. */
+async function controllerCreds(nats, token) {
+  const cluster = await api('POST', `${cpUrl}/v1/clusters`, token, { name: 'local', zone: 'local' });
+  if (cluster.status >= 300) fail(`registering the local cluster failed: ${JSON.stringify(cluster.json)}`);
+  const issued = await api('POST', `${cpUrl}/v1/clusters/${cluster.json.id}/natsCredentials`, token);
+  if (issued.status >= 300) fail(`issuing the local controller's NATS credentials failed: ${JSON.stringify(issued.json)}`);
+  const file = join(nats.inst.dir, 'creds', 'controller-local.creds');
+  nats.lib.writeSecretFile(file, issued.json.creds);
+  return { NATS_CREDS: file };
+}
+
 async function main() {
   say('checking prerequisites...');
   await checkPrerequisites();
@@ -199,19 +254,22 @@ async function main() {
   if (cliBuild.status !== 0) fail('building cwic failed (see above)');
 
   const token = adminToken();
+  const nats = managedNats ? await startNats() : undefined;
+  if (!nats) say(`NATS_URL is set: using ${env.NATS_URL} without NATS authentication`);
   say('starting control plane...');
-  startProcess('control-plane', [join(root, 'apps/control-plane/dist/main.js')], { PADDOCK_BOOTSTRAP_TOKEN: token });
+  startProcess('control-plane', [join(root, 'apps/control-plane/dist/main.js')], { PADDOCK_BOOTSTRAP_TOKEN: token, ...nats?.controlPlane });
   await waitReady('control-plane', `${cpUrl}/readyz`);
 
   if (has('gateway')) {
     say('starting gateway...');
-    startProcess('gateway', [join(root, 'apps/gateway/dist/main.js')], {});
+    startProcess('gateway', [join(root, 'apps/gateway/dist/main.js')], { ...nats?.gateway });
     await waitReady('gateway', `${gwUrl}/readyz`);
   }
 
   if (has('controller')) {
     say('starting controller (local driver)...');
     startProcess('controller', [join(root, 'apps/controller/dist/main.js')], {
+      ...(nats ? await controllerCreds(nats, token) : {}),
       PADDOCK_CONTROL_PLANE_URL: cpUrl,
       PADDOCK_API_KEY: token,
       PADDOCK_CONTROLLER_DRIVER: 'local',
@@ -222,14 +280,23 @@ async function main() {
       PADDOCK_CONTROLLER_STOP_RUNNERS_ON_EXIT: 'true',
     });
   } else if (has('runner')) {
-    await startRunnerWithoutController(token);
+    await startRunnerWithoutController(token, nats);
   }
   await waitForRunner(token);
 
   const line = '─'.repeat(64);
   process.stdout.write(
     `\n${line}\nPaddock is ready.\n\n` +
-      `  control plane  ${cpUrl}\n  gateway        ${gwUrl}\n  console        ${cpUrl}/console/  (sign in with the admin token)\n  admin token    ${token}\n  logs           .paddock/*.log\n\n` +
+      `  control plane  ${cpUrl}
+  gateway        ${gwUrl}
+  console        ${cpUrl}/console/  (sign in with the admin token)
+` +
+      `  NATS           ${env.NATS_URL}${nats ? ' (authentication on; keys and credentials in .paddock/nats/)' : ''}
+` +
+      `  admin token    ${token}
+  logs           .paddock/*.log
+
+` +
       `Next:\n` +
       `  pnpm cwic auth login ${token} --control-plane-url ${cpUrl} --gateway-url ${gwUrl}\n` +
       `  pnpm cwic sandbox runner get\n` +
@@ -240,7 +307,7 @@ async function main() {
 
 // The embedded default before the controller's local driver exists: declare the `local` runner
 // through the control plane API (the path an admin takes), then run it as a child process.
-async function startRunnerWithoutController(token) {
+async function startRunnerWithoutController(token, nats) {
   const cluster = await api('POST', `${cpUrl}/v1/clusters`, token, { name: 'local', zone: 'local' });
   if (cluster.status >= 300) fail(`registering the local cluster failed: ${JSON.stringify(cluster.json)}`);
   const clusterId = cluster.json.id ?? cluster.json.clusterId;
@@ -263,6 +330,7 @@ async function startRunnerWithoutController(token) {
   );
   say('starting local runner...');
   startProcess('runner', [join(root, 'apps/runner/dist/main.js')], {
+    ...(nats ? { NATS_CREDS: await nats.inst.writeCreds('runner', 'local') } : {}),
     PADDOCK_RUNNER_ID: 'local',
     PADDOCK_ORGANIZATION_ID: organizationId,
     PADDOCK_CLUSTER_ID: clusterId,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import {
   REPO_ROOT,
   buildPackages,
+  controllerNatsEnv,
   freePort,
   httpJson,
   removeStateDir,
@@ -71,9 +72,9 @@ export async function startPlatform(): Promise<Platform> {
   const gwPort = await freePort();
   // As `pnpm start` wires them: the control plane serves the web console, which calls the gateway.
   const cpEnv = { PADDOCK_TOKEN_CACHE_TTL_MS: '0', PADDOCK_CONSOLE_GATEWAY_URL: `http://127.0.0.1:${gwPort}` };
-  let cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, port: cpPort, env: cpEnv });
+  let cp = await startControlPlaneProcess({ databaseUrl, nats, port: cpPort, env: cpEnv });
   const token = cp.token;
-  const gwEnv = { DATABASE_URL: databaseUrl, NATS_URL: nats.url, PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn', GATEWAY_CONSOLE_ORIGINS: cp.url };
+  const gwEnv = { DATABASE_URL: databaseUrl, ...(await nats.env('gateway')), PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn', GATEWAY_CONSOLE_ORIGINS: cp.url };
   let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', port: gwPort, env: gwEnv });
   const workDir = mkdtempSync(join(tmpdir(), 'paddock-e2e-'));
   // mkdtemp makes 0700 directories; sandboxes run as an unprivileged user inside bubblewrap and
@@ -108,11 +109,13 @@ export async function startPlatform(): Promise<Platform> {
     gwApi: (method, path, body) => httpJson(gw.url, method, path, token, body),
     async startController(clusterName, zone, declareRunner) {
       const stateDir = join(workDir, `controller-${clusterName}`);
+      // As an admin sets a cluster up: register it, issue its controller's NATS user.
+      const { env: natsEnv } = await controllerNatsEnv({ url: cp.url, token }, nats, { name: clusterName, zone }, join(workDir, 'controller-creds'));
       const child = spawn(process.execPath, [ENTRIES.controller], {
         env: {
           ...process.env,
           DATABASE_URL: databaseUrl,
-          NATS_URL: nats.url,
+          ...natsEnv,
           PADDOCK_CONTROL_PLANE_URL: cp.url,
           PADDOCK_API_KEY: token,
           PADDOCK_CONTROLLER_DRIVER: 'local',
@@ -121,8 +124,9 @@ export async function startPlatform(): Promise<Platform> {
           PADDOCK_CONTROLLER_STATE_DIR: stateDir,
           PADDOCK_RUNNER_ENTRY: ENTRIES.runner,
           PADDOCK_RESYNC_MS: '1000',
-          // Runner processes inherit this: capacity is a placement hint (cgroups enforce each
-          // sandbox's quota), and the journeys ask for more CPUs than this 2-core machine has.
+          // Runner processes inherit this (a runner host setting the local driver passes on):
+          // capacity is a placement hint (cgroups enforce each sandbox's quota), and the journeys
+          // ask for more CPUs than this 2-core machine has.
           PADDOCK_CAPACITY_CPU_MILLIS: '64000',
           ...(declareRunner ? { PADDOCK_DECLARE_DEFAULT_RUNNER: declareRunner } : {}),
         },
@@ -148,7 +152,7 @@ export async function startPlatform(): Promise<Platform> {
       return c;
     },
     async restartControlPlane() {
-      cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, token, port: cpPort, env: cpEnv });
+      cp = await startControlPlaneProcess({ databaseUrl, nats, token, port: cpPort, env: cpEnv });
     },
     async restartGateway() {
       gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', port: gwPort, env: gwEnv });

@@ -69,10 +69,10 @@ describe('deployment manifests (infra/k8s)', () => {
         }
       });
 
-      it('gives the controller least privilege: no secrets, no wildcards', () => {
+      it('gives the controller least privilege: secrets written (runner NATS credentials) but never read, no wildcards', () => {
         const role = objects.find((o) => o.kind === 'ClusterRole') as unknown as { rules: { resources: string[]; verbs: string[]; apiGroups: string[] }[] };
         for (const r of role.rules) {
-          expect(r.resources).not.toContain('secrets');
+          if (r.resources.includes('secrets')) expect([r.resources, r.verbs]).toEqual([['secrets'], ['create', 'patch']]);
           expect(r.resources).not.toContain('*');
           expect(r.verbs).not.toContain('*');
           expect(r.apiGroups).not.toContain('*');
@@ -82,6 +82,30 @@ describe('deployment manifests (infra/k8s)', () => {
       });
     });
   }
+
+  it('mounts each service’s NATS credentials from its own Secret, read-only, readable by the pod’s group only, by path', () => {
+    type NatsPod = {
+      metadata: { name: string };
+      spec: { template: { spec: { securityContext: { fsGroup?: number; runAsGroup?: number }; volumes?: { name: string; secret?: { secretName: string; defaultMode?: number } }[]; containers: { env?: { name: string; value?: string }[]; volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }[] } } };
+    };
+    for (const overlay of OVERLAYS) {
+      const deployments = renderKustomization(join(INFRA_DIR, 'k8s', 'overlays', overlay)).filter((o) => o.kind === 'Deployment') as unknown as NatsPod[];
+      expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['paddock-control-plane', 'paddock-controller', 'paddock-gateway']);
+      for (const d of deployments) {
+        const pod = d.spec.template.spec;
+        expect(pod.volumes).toContainEqual({ name: 'nats-creds', secret: { secretName: `${d.metadata.name}-nats`, defaultMode: 0o440 } });
+        expect(pod.securityContext.fsGroup).toBe(pod.securityContext.runAsGroup);
+        const c = pod.containers[0];
+        expect(c?.volumeMounts).toContainEqual({ name: 'nats-creds', mountPath: '/var/run/secrets/paddock.dev/nats', readOnly: true });
+        expect(c?.env).toContainEqual({ name: 'NATS_CREDS', value: '/var/run/secrets/paddock.dev/nats/nats.creds' });
+      }
+      const cp = deployments.find((d) => d.metadata.name === 'paddock-control-plane')?.spec.template.spec.containers[0]?.env ?? [];
+      expect(cp).toEqual(expect.arrayContaining([
+        { name: 'PADDOCK_NATS_RUNNER_SIGNING_KEY', value: '/var/run/secrets/paddock.dev/nats/runner-signing.nk' },
+        { name: 'PADDOCK_NATS_CONTROLLER_SIGNING_KEY', value: '/var/run/secrets/paddock.dev/nats/controller-signing.nk' },
+      ]));
+    }
+  });
 
   it('applies the production overlay: replicas and the gateway resources patch', () => {
     const objects = renderKustomization(join(INFRA_DIR, 'k8s', 'overlays', 'production'));

@@ -1,24 +1,26 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, freePort, httpJson, processesUsing, removeStateDir, startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
+import { connect } from '@nats-io/transport-node';
+import { REPO_ROOT, freePort, httpJson, processesUsing, removeStateDir, startPostgres, waitFor, type ThrowawayPostgres } from '@paddock/testing';
 import { buildAll } from '../src/platform';
 
 /**
  * The README's first command, as a newcomer runs it: `pnpm start` reaches "ready", the commands
- * it prints work as printed, Ctrl-C stops everything, and a second run reuses the data.
+ * it prints work as printed, Ctrl-C stops everything, and a second run reuses the data. It runs
+ * its own nats-server with authentication (no NATS_URL given): anonymous clients are refused.
  */
 describe('pnpm start', () => {
   let pg: ThrowawayPostgres;
-  let nats: ThrowawayNats;
+  let natsPort: number;
   let stateDir: string;
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
     buildAll();
     pg = await startPostgres();
-    nats = await startNats();
+    natsPort = await freePort();
     stateDir = mkdtempSync(join(tmpdir(), 'paddock-start-'));
     // As `.paddock` in a checkout: traversable by the unprivileged sandbox user (mkdtemp gives 0700).
     chmodSync(stateDir, 0o755);
@@ -26,19 +28,20 @@ describe('pnpm start', () => {
       ...process.env,
       // The database does not exist yet: `pnpm start` creates it.
       DATABASE_URL: pg.urlFor('paddock_start'),
-      NATS_URL: nats.url,
+      PADDOCK_NATS_PORT: String(natsPort),
       CONTROL_PLANE_PORT: String(await freePort()),
       GATEWAY_PORT: String(await freePort()),
       PADDOCK_STATE_DIR: stateDir,
       XDG_CONFIG_HOME: join(stateDir, 'xdg'),
     };
+    // No NATS_URL: `pnpm start` runs its own server, with authentication.
+    delete env.NATS_URL;
   }, 300_000);
 
   afterAll(async () => {
     // Whatever a failed test left behind (Ctrl-C stops everything otherwise): processes that
     // name the state dir, and mounts under it.
     if (stateDir) await removeStateDir(stateDir);
-    await nats?.stop();
     pg?.stop();
   });
 
@@ -100,6 +103,12 @@ describe('pnpm start', () => {
         if (cmd.includes('sandbox run --')) expect(r.stdout).toBe('hello\n');
       }
     }
+    // Its NATS refuses anonymous clients; every key and credential it wrote is private.
+    await expect(connect({ servers: `nats://127.0.0.1:${natsPort}`, reconnect: false })).rejects.toThrow(/Authorization Violation/);
+    const natsDir = join(stateDir, 'nats');
+    const files = ['operator.nk', 'account.nk', 'server.conf', ...readdirSync(join(natsDir, 'signing')).map((f) => `signing/${f}`), ...readdirSync(join(natsDir, 'creds')).map((f) => `creds/${f}`)];
+    expect(files).toEqual(expect.arrayContaining(['creds/gateway-gateway.creds', 'creds/control-plane-control-plane.creds', 'creds/controller-local.creds']));
+    for (const f of files) expect([f, (statSync(join(natsDir, f)).mode & 0o777).toString(8)]).toEqual([f, '600']);
     const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
     // The printed console URL serves the built console, which is told where the gateway is, and
     // the gateway lets that origin call it.
@@ -123,6 +132,7 @@ describe('pnpm start', () => {
     expect(stoppedInMs).toBeLessThan(10_000);
     expect(first.output()).toContain('stopping the runner and its sandboxes...');
     expect((await fetch(`${cpUrl}/healthz`).catch(() => undefined))?.ok).not.toBe(true);
+    await expect(connect({ servers: `nats://127.0.0.1:${natsPort}`, reconnect: false, timeout: 2_000 })).rejects.toThrow();
 
     const second = await start();
     expect(second.output()).toContain(token as string);

@@ -71,7 +71,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'cwic-bench-'));
   const pg = await startPostgres();
   const nats = await startNats();
-  const cp = await startControlPlaneProcess({ databaseUrl: await pg.createDatabase('paddock'), natsUrl: nats.url });
+  const cp = await startControlPlaneProcess({ databaseUrl: await pg.createDatabase('paddock'), nats });
   try {
     const cluster = await httpJson<{ id: string }>(cp.url, 'POST', '/v1/clusters', cp.token, { name: 'bench-cluster', zone: 'us-east-1' });
     if (cluster.status >= 300) throw new Error(`registering a cluster: ${cluster.status} ${JSON.stringify(cluster.json)}`);

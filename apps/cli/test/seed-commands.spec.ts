@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { FULL_CAPABILITIES, subjects } from '@paddock/contracts';
 import { seedRunnerYaml, waitFor } from '@paddock/testing';
 import { sh, startPlatform, type Platform } from './support/platform';
@@ -59,7 +59,7 @@ describe('seed cwic commands, verbatim', () => {
 
   beforeAll(async () => {
     p = await startPlatform();
-    nc = await connect({ servers: p.nats.url });
+    nc = await p.nats.connectHarness();
     const c = await p.api<{ id: string }>('POST', '/v1/clusters', { name: 'cks-prod', zone: 'us-east-1' });
     expect(c.status).toBeLessThan(300);
     clusterId = c.json.id;

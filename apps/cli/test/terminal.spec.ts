@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { FULL_CAPABILITIES, subjects } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import { sh, startPlatform, type Platform } from './support/platform';
@@ -54,7 +54,7 @@ describe('cwic through a real terminal (tmux)', () => {
 
   beforeAll(async () => {
     p = await startPlatform();
-    nc = await connect({ servers: p.nats.url });
+    nc = await p.nats.connectHarness();
     organizationId = (await p.api<{ organization: { id: string } }>('GET', '/v1/auth/whoami')).json.organization.id;
     for (const [name, zone] of [['cks-a', 'us-east-1'], ['cks-b', 'eu-west-1'], ['cks-c', 'us-east-1'], ['cks-d', 'us-east-1']] as const) {
       const c = await p.api<{ id: string }>('POST', '/v1/clusters', { name, zone });

@@ -8,6 +8,7 @@ import { HealthModule } from './modules/health';
 import { IdentityModule } from './modules/identity';
 import { IntakeModule } from './modules/intake';
 import { MaintenanceModule } from './modules/maintenance';
+import { NatsCredentialsModule } from './modules/nats-credentials';
 import { ReleasesModule } from './modules/releases';
 import { RunnersModule } from './modules/runners';
 import { RunnersBridgeModule } from './runners-bridge.module';
@@ -30,6 +31,7 @@ export class AppModule {
         RunnersBridgeModule,
         IntakeModule,
         MaintenanceModule,
+        NatsCredentialsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: PaddockErrorFilter }],
     };

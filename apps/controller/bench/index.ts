@@ -2,12 +2,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
-import { connect } from '@nats-io/transport-node';
 import { startK8sTestServer } from '@paddock/k8s-testserver';
 import {
   CONTROL_PLANE_ENTRY,
   REPO_ROOT,
   buildPackages,
+  controllerNatsEnv,
   httpJson,
   latencyStats,
   report,
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   const pg = await startPostgres();
   const nats = await startNats();
   const databaseUrl = await pg.createDatabase('paddock');
-  const cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
+  const cp = await startControlPlaneProcess({ databaseUrl, nats, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
   const k8s = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
   const kc = k8s.kubeConfig();
   await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'paddock-system' } } });
@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   const stops: (() => Promise<void>)[] = [];
   try {
     // Floors.
-    const nc = await connect({ servers: nats.url });
+    const nc = await nats.connectHarness();
     nc.subscribe('bench.echo', {
       callback: (_e, m) => {
         m.respond(m.data);
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     // Kubernetes driver.
     const env = parseEnv({
       DATABASE_URL: databaseUrl,
-      NATS_URL: nats.url,
+      ...(await controllerNatsEnv(cp, nats, { name: 'bench-k8s', zone: 'us-east-1' }, join(stateDir, 'creds'))).env,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,
       PADDOCK_CONTROLLER_DRIVER: 'kubernetes',
@@ -148,7 +148,7 @@ async function main(): Promise<void> {
       const local = await startController(
         parseEnv({
           DATABASE_URL: databaseUrl,
-          NATS_URL: nats.url,
+          ...(await controllerNatsEnv(cp, nats, { name: 'bench-local', zone: 'local' }, join(stateDir, 'creds'))).env,
           PADDOCK_CONTROL_PLANE_URL: cp.url,
           PADDOCK_API_KEY: cp.token,
           PADDOCK_CONTROLLER_DRIVER: 'local',

@@ -4,6 +4,12 @@ import { z } from 'zod';
 const Env = z.object({
   DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/paddock'),
   NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  /**
+   * Path of the controller's NATS credentials (`.creds`, mode 0600; issued by an admin with
+   * `POST /v1/clusters/{cluster}/natsCredentials`). With it, the controller obtains each runner's
+   * credentials from the control plane and delivers them as a file; unset = NATS without auth.
+   */
+  NATS_CREDS: z.string().min(1).optional(),
   PADDOCK_CONTROL_PLANE_URL: z.string().default('http://127.0.0.1:8080'),
   /** An admin token of the organization that owns this cluster. */
   PADDOCK_API_KEY: z.string().min(1, 'PADDOCK_API_KEY (an admin token of the cluster owner) is required'),

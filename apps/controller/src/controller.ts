@@ -1,8 +1,9 @@
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { RUNNER_STREAM_TYPE, subjects, type RunnerInstallReport } from '@paddock/contracts';
 import { createPostgresDb, Processor } from '@paddock/event-store';
+import { connectNats } from '@paddock/nats';
 import type { Kysely } from 'kysely';
 import type { ControllerEnv } from './config';
 import { ControlPlaneClient } from './cp-client';
@@ -15,6 +16,7 @@ import { HeartbeatTracker } from './heartbeats';
 import { RunnerReconciler } from './reconcile/runner.reconciler';
 import { WorkQueue } from './reconcile/work-queue';
 import { withBackoff } from './retry';
+import { ControlPlaneRunnerCredentials } from './runner-credentials';
 
 export interface ControllerHandle {
   clusterId: string;
@@ -65,7 +67,8 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
   let stopping = false;
   log('Controller starting', { clusterId: cluster.id, cluster: env.PADDOCK_CLUSTER_NAME, driver: env.PADDOCK_CONTROLLER_DRIVER, controllerId });
 
-  const nc = await connect({ servers: env.NATS_URL, name: `paddock-controller-${controllerId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true });
+  const nc = await connectNats({ servers: env.NATS_URL, credsFile: env.NATS_CREDS, name: `paddock-controller-${controllerId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true });
+  const credentials = env.NATS_CREDS ? new ControlPlaneRunnerCredentials(nc, cluster.id) : undefined;
   const db = createPostgresDb<CpRunnersTable>(env.DATABASE_URL, { max: 4, applicationName: 'paddock-controller' });
   const source = new DesiredSource(db, cluster.id);
   // The heartbeat tracker exists before the queue (the driver needs it), so it reaches the queue late.
@@ -84,8 +87,8 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
   const driver: ClusterDriver =
     opts.driver?.(nc, heartbeats) ??
     (kc
-      ? new KubernetesDriver(kc, { natsUrl: env.NATS_URL, clusterId: cluster.id, mayWrite: () => isLeader() })
-      : new LocalDriver({ stateDir: env.PADDOCK_CONTROLLER_STATE_DIR, runnerEntry: env.PADDOCK_RUNNER_ENTRY, natsUrl: env.NATS_URL, heartbeats }));
+      ? new KubernetesDriver(kc, { natsUrl: env.NATS_URL, credentials, clusterId: cluster.id, mayWrite: () => isLeader() })
+      : new LocalDriver({ stateDir: env.PADDOCK_CONTROLLER_STATE_DIR, runnerEntry: env.PADDOCK_RUNNER_ENTRY, natsUrl: env.NATS_URL, credentials, heartbeats }));
   const elector = kc
     ? new LeaseElector(
         kc,

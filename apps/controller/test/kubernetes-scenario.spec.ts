@@ -4,6 +4,7 @@ import { startK8sTestServer, validateManifest, type K8sTestServer } from '@paddo
 import {
   CONTROL_PLANE_ENTRY,
   buildPackages,
+  controllerNatsEnv,
   httpJson,
   startControlPlaneProcess,
   startNats,
@@ -13,6 +14,11 @@ import {
   type ThrowawayNats,
   type ThrowawayPostgres,
 } from '@paddock/testing';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { subjects } from '@paddock/contracts';
+import { connectNats, credsInfo, writeSecretFile } from '@paddock/nats';
 import { parseEnv } from '../src/config';
 import { startController, type ControllerHandle } from '../src/controller';
 
@@ -22,6 +28,9 @@ import { startController, type ControllerHandle } from '../src/controller';
  * fails on an untolerated taint with the seed's hint, recovers after a PATCH of spec.overrides,
  * rolls out an update, and leaves nothing behind when deleted.
  */
+/** Short, so the scenario sees the controller re-issue the runner's Secret before expiry. */
+const RUNNER_CREDS_TTL_S = 6;
+
 interface Runner {
   installStatus: string;
   installError: { reason: string; remediationHints: string[] } | null;
@@ -40,10 +49,11 @@ describe('controller on the Kubernetes API test server', () => {
   let k8s: K8sTestServer;
   let kc: KubeConfig;
   let controller: ControllerHandle;
+  let credsDir: string;
   const api = <T>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> => httpJson<T>(cp.url, method, path, cp.token, body);
   const runner = async (): Promise<Runner> => (await api<Runner>('GET', '/v1/sandbox/managedRunners/k8s-runner')).json;
   const objectsOfRunner = (): { kind: string; name: string }[] => {
-    const kinds: [string, string][] = [['v1', 'Namespace'], ['v1', 'ServiceAccount'], ['v1', 'ConfigMap'], ['apps/v1', 'Deployment'], ['rbac.authorization.k8s.io/v1', 'Role'], ['rbac.authorization.k8s.io/v1', 'RoleBinding'], ['v1', 'Pod']];
+    const kinds: [string, string][] = [['v1', 'Namespace'], ['v1', 'ServiceAccount'], ['v1', 'ConfigMap'], ['v1', 'Secret'], ['apps/v1', 'Deployment'], ['rbac.authorization.k8s.io/v1', 'Role'], ['rbac.authorization.k8s.io/v1', 'RoleBinding'], ['v1', 'Pod']];
     return kinds.flatMap(([v, k]) =>
       k8s
         .list(v, k)
@@ -57,7 +67,9 @@ describe('controller on the Kubernetes API test server', () => {
     pg = await startPostgres();
     nats = await startNats();
     const databaseUrl = await pg.createDatabase('paddock');
-    cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
+    cp = await startControlPlaneProcess({ databaseUrl, nats, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0', PADDOCK_NATS_RUNNER_CREDS_TTL_S: String(RUNNER_CREDS_TTL_S) } });
+    credsDir = mkdtempSync(join(tmpdir(), 'paddock-k8s-creds-'));
+    const { env: natsEnv } = await controllerNatsEnv(cp, nats, { name: 'cks-test', zone: 'us-east-1' }, credsDir);
     k8s = await startK8sTestServer({
       nodes: [
         { name: 'system-1', labels: { 'node-pool': 'system' } },
@@ -68,7 +80,7 @@ describe('controller on the Kubernetes API test server', () => {
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'paddock-system' } } });
     const env = parseEnv({
       DATABASE_URL: databaseUrl,
-      NATS_URL: nats.url,
+      ...natsEnv,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,
       PADDOCK_CONTROLLER_DRIVER: 'kubernetes',
@@ -86,6 +98,7 @@ describe('controller on the Kubernetes API test server', () => {
     await cp?.stop();
     await nats?.stop();
     pg?.stop();
+    if (credsDir) rmSync(credsDir, { recursive: true, force: true });
   });
 
   it('registers its cluster, so cluster_name resolves on create', async () => {
@@ -110,6 +123,52 @@ describe('controller on the Kubernetes API test server', () => {
     const dep = k8s.list('apps/v1', 'Deployment').find((d) => d.metadata?.name === 'runner-k8s-runner');
     expect(dep?.metadata?.managedFields?.map((m) => m.manager)).toContain('paddock-controller');
     for (const o of k8s.list('apps/v1', 'Deployment')) expect(validateManifest(o)).toEqual([]);
+  });
+
+  it('delivers the runner’s NATS user as a Secret mounted as a file, valid for that runner only, rotated before it expires', async () => {
+    const secret = (): { data?: Record<string, string> } | undefined => k8s.get('v1', 'Secret', 'runner-k8s-runner-nats', 'paddock-runner-k8s-runner') as { data?: Record<string, string> } | undefined;
+    const credsNow = (): string => Buffer.from(secret()?.data?.['nats.creds'] ?? '', 'base64').toString();
+    const first = credsInfo(credsNow());
+    expect(first).toMatchObject({ name: 'k8s-runner', role: 'runner' });
+    expect(validateManifest(k8s.get('v1', 'Secret', 'runner-k8s-runner-nats', 'paddock-runner-k8s-runner') ?? {})).toEqual([]);
+    interface PodSpec {
+      securityContext?: { fsGroup?: number };
+      containers?: { env?: { name: string; value?: string }[]; volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string }[] }[];
+      volumes?: { name: string; secret?: { secretName: string; defaultMode?: number } }[];
+    }
+    const dep = k8s.get('apps/v1', 'Deployment', 'runner-k8s-runner', 'paddock-runner-k8s-runner') as { spec?: { template?: { spec?: PodSpec } } } | undefined;
+    const pod = dep?.spec?.template?.spec;
+    const container = pod?.containers?.[0];
+    expect(container?.env).toContainEqual({ name: 'NATS_CREDS', value: '/var/run/secrets/paddock.dev/nats/nats.creds' });
+    for (const e of container?.env ?? []) expect(e.value ?? '').not.toContain(first.jwt);
+    expect(container?.volumeMounts).toContainEqual({ name: 'nats-creds', mountPath: '/var/run/secrets/paddock.dev/nats', readOnly: true });
+    expect(pod?.volumes).toContainEqual({ name: 'nats-creds', secret: { secretName: 'runner-k8s-runner-nats', defaultMode: 0o440 } });
+    expect(pod?.securityContext?.fsGroup).toBe(10001);
+
+    // What the runner pod reads from its mount: it may speak for itself only (the server says so).
+    const file = join(credsDir, 'from-secret.creds');
+    writeSecretFile(file, credsNow());
+    const nc = await connectNats({ servers: nats.url, credsFile: file, reconnect: false });
+    const errors: string[] = [];
+    void (async () => {
+      for await (const s of nc.status()) if (s.type === 'error') errors.push(s.error.message);
+    })();
+    nc.publish(subjects.runnerHeartbeat('k8s-runner'), '{}');
+    nc.publish(subjects.runnerHeartbeat('another-runner'), '{}');
+    await nc.flush();
+    await waitFor(() => errors.length === 1, { timeoutMs: 5_000, what: 'the other runner’s heartbeat refused' });
+    expect(errors[0]).toBe('Permissions Violation for Publish to "evt.runner.v1.another-runner.heartbeat"');
+    await nc.close();
+
+    const renewed = await waitFor(
+      () => {
+        const now = credsInfo(credsNow());
+        return now.jwt !== first.jwt ? now : undefined;
+      },
+      { timeoutMs: RUNNER_CREDS_TTL_S * 1000, what: 'the Secret re-issued' },
+    );
+    expect(Date.now()).toBeLessThan(first.expiresAt?.getTime() ?? 0);
+    expect(renewed.expiresAt?.getTime() ?? 0).toBeGreaterThan(first.expiresAt?.getTime() ?? 0);
   });
 
   it('a policy edit reaches the runner ConfigMap', async () => {

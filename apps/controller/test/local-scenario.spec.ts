@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   CONTROL_PLANE_ENTRY,
   REPO_ROOT,
   buildPackages,
+  controllerNatsEnv,
   httpJson,
   removeStateDir,
   startControlPlaneProcess,
@@ -15,6 +16,7 @@ import {
   type ThrowawayNats,
   type ThrowawayPostgres,
 } from '@paddock/testing';
+import { credsInfo } from '@paddock/nats';
 import { parseEnv } from '../src/config';
 import { startController, type ControllerHandle } from '../src/controller';
 
@@ -22,8 +24,11 @@ import { startController, type ControllerHandle } from '../src/controller';
  * The embedded default: the same reconcile code with the local driver, deploying the REAL runner
  * as a child process of this machine. Declared through the control plane API, deployed by the
  * controller, READY and CONNECTED from real heartbeats; a policy edit rewrites its config file, an
- * update restarts it at the new revision, delete stops it and removes everything.
+ * update restarts it at the new revision, delete stops it and removes everything. NATS runs with
+ * authentication: the runner's user is issued by the control plane to this cluster's controller,
+ * lives 8 s (so rotation happens throughout), and reaches the runner as a 0600 file.
  */
+const RUNNER_CREDS_TTL_S = 8;
 const RUNNER_ENTRY = join(REPO_ROOT, 'apps', 'runner', 'dist', 'main.js');
 
 interface Runner {
@@ -59,11 +64,12 @@ describe('controller with the local driver and the real runner', () => {
     pg = await startPostgres();
     nats = await startNats();
     const databaseUrl = await pg.createDatabase('paddock');
-    cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
+    cp = await startControlPlaneProcess({ databaseUrl, nats, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0', PADDOCK_NATS_RUNNER_CREDS_TTL_S: String(RUNNER_CREDS_TTL_S) } });
     stateDir = mkdtempSync(join(tmpdir(), 'paddock-controller-'));
+    const { env: natsEnv } = await controllerNatsEnv(cp, nats, { name: 'local', zone: 'local' }, join(stateDir, 'controller-creds'));
     controllerEnv = parseEnv({
       DATABASE_URL: databaseUrl,
-      NATS_URL: nats.url,
+      ...natsEnv,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,
       PADDOCK_CONTROLLER_DRIVER: 'local',
@@ -110,6 +116,46 @@ describe('controller with the local driver and the real runner', () => {
     expect(pidOf()).toBe(pid);
     expect(alive(pid)).toBe(true);
   });
+
+  it('the runner gets no platform secret: its environment is an allow-list, its NATS user a 0600 file', async () => {
+    const environ = readFileSync(`/proc/${pidOf()}/environ`, 'utf8').split('\0').filter(Boolean);
+    const names = environ.map((kv) => kv.slice(0, kv.indexOf('=')));
+    const credsFile = join(stateDir, 'runners', 'local-a', 'nats.creds');
+    expect(environ).toContain(`NATS_CREDS=${credsFile}`);
+    for (const secret of ['PADDOCK_API_KEY', 'PADDOCK_BOOTSTRAP_TOKEN', 'DATABASE_URL', 'PADDOCK_CONTROL_PLANE_URL']) expect(names).not.toContain(secret);
+    const creds = readFileSync(credsFile, 'utf8');
+    const jwt = credsInfo(creds).jwt;
+    for (const kv of environ) {
+      expect(kv).not.toContain(cp.token);
+      expect(kv).not.toContain(jwt);
+    }
+    expect((statSync(credsFile).mode & 0o777).toString(8)).toBe('600');
+    expect(credsInfo(creds)).toMatchObject({ name: 'local-a', role: 'runner' });
+  });
+
+  it('rotation: the runner’s user is re-issued before it expires and the runner stays connected past the expiry', async () => {
+    const credsFile = join(stateDir, 'runners', 'local-a', 'nats.creds');
+    const first = credsInfo(readFileSync(credsFile, 'utf8'));
+    const firstExpiry = first.expiresAt?.getTime() ?? 0;
+    const renewed = await waitFor(
+      () => {
+        const now = credsInfo(readFileSync(credsFile, 'utf8'));
+        return now.jwt !== first.jwt ? now : undefined;
+      },
+      { timeoutMs: RUNNER_CREDS_TTL_S * 1000, what: 'credentials re-issued' },
+    );
+    expect(Date.now()).toBeLessThan(firstExpiry);
+    expect(renewed.expiresAt?.getTime() ?? 0).toBeGreaterThan(firstExpiry);
+    // A heartbeat received after the first user expired can only come over the rotated one.
+    await waitFor(
+      async () => {
+        const r = await api<{ lastHeartbeatTime?: string }>('GET', '/v1/sandbox/managedRunners/local-a');
+        return new Date(r.json.lastHeartbeatTime ?? 0).getTime() > firstExpiry + 1000;
+      },
+      { timeoutMs: 30_000, what: 'a heartbeat after the first credentials expired' },
+    );
+    expect((await runner()).connectionStatus).toBe('RUNNER_CONNECTION_STATUS_CONNECTED');
+  }, 60_000);
 
   it('a policy edit rewrites the runner config file without restarting the runner', async () => {
     const pid = pidOf();

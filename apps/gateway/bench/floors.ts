@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import { connect } from '@nats-io/transport-node';
+import { subjects } from '@paddock/contracts';
 import { Pool } from 'pg';
-import { latencyStats, timeSequential } from '@paddock/testing';
+import { latencyStats, timeSequential, type ThrowawayNats } from '@paddock/testing';
 
 /**
  * The bare parts of the create path, measured in the same run as the gateway figures: one
@@ -32,12 +32,14 @@ export async function twoPgCommitsMs(databaseUrl: string, n: number): Promise<nu
   return samples;
 }
 
-export async function natsRequestReplyMs(natsUrl: string, n: number): Promise<number[]> {
-  const server = await connect({ servers: natsUrl });
-  const client = await connect({ servers: natsUrl });
-  server.subscribe('bench.floor.echo', { callback: (_e, m) => void m.respond(m.data) });
+/** Request/reply between a gateway user and a runner user (the platform's own permissions). */
+export async function natsRequestReplyMs(nats: ThrowawayNats, n: number): Promise<number[]> {
+  const server = await nats.connectAs('runner', 'bench-floor');
+  const client = await nats.connectAs('gateway', 'gateway');
+  const subject = subjects.runnerRpc('bench-floor', 'get');
+  server.subscribe(subject, { callback: (_e, m) => void m.respond(m.data) });
   await server.flush();
-  const samples = await timeSequential(() => client.request('bench.floor.echo', '{}', { timeout: 5000 }), n);
+  const samples = await timeSequential(() => client.request(subject, '{}', { timeout: 5000 }), n);
   await client.close();
   await server.close();
   return samples;

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
-import { connect } from '@nats-io/transport-node';
 import { subjects } from '@paddock/contracts';
 import { latencyStats, report, row, startNats, startPostgres, timeSequential, waitFor, type BenchRow } from '@paddock/testing';
 import { createGatewayDb } from '../src/db/database';
@@ -35,11 +34,11 @@ async function main(): Promise<void> {
   const { token } = await issueToken(db, orgId);
   await upsertRunnerPolicy(db, orgId, 'r-bench', {}, 'etag-r-bench');
 
-  const runner = startRunner({ runnerId: 'r-bench', organizationId: orgId, natsUrl: nats.url, policy: {}, policyEtag: 'etag-r-bench', heartbeatMs: 1000, capacitySandboxes: 500 });
+  const runner = startRunner({ runnerId: 'r-bench', organizationId: orgId, nats: await nats.env('runner', 'r-bench'), policy: {}, policyEtag: 'etag-r-bench', heartbeatMs: 1000, capacitySandboxes: 500 });
   const port = 18000 + Math.floor(Math.random() * 2000);
   // The gateway as its own process (its Nest shell injects by explicit tokens, so tsx runs it).
   const gateway: ChildProcess = spawn(process.execPath, ['--conditions=@paddock/source', '--import', 'tsx', join(__dirname, '..', 'src', 'main.ts')], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, NATS_URL: nats.url, GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_LOG_LEVEL: 'error' },
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, ...(await nats.env('gateway', 'gateway')), GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_LOG_LEVEL: 'error' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   // An interrupted bench still tears down what it started (the helpers clean up on 'exit').
@@ -81,7 +80,7 @@ async function main(): Promise<void> {
     // Floors of the bare parts (same machine, same run).
     const fastifyMs = await fastifyRoundTripMs(300);
     const pgMs = await twoPgCommitsMs(databaseUrl, 300);
-    const natsMs = await natsRequestReplyMs(nats.url, 300);
+    const natsMs = await natsRequestReplyMs(nats, 300);
     const bwrapMs = await bwrapInCgroupMs(Math.max(20, N));
     const burstFloor = latencyStats(await concurrentBwrapsMs(BURST));
     const floorP50 = p50(fastifyMs) + p50(pgMs) + p50(natsMs) + p50(bwrapMs);
@@ -110,7 +109,7 @@ async function main(): Promise<void> {
       await createToRunning({ containers: [{ image: IMAGE, resources: { cpu: '1', memory: '128Mi' } }] });
       return created[0] as string;
     })();
-    const nc = await connect({ servers: nats.url });
+    const nc = await nats.connectAs('gateway', 'gateway');
     progress('exec via gateway');
     let lost = 0;
     const execViaGateway = async (): Promise<void> => {
@@ -133,7 +132,7 @@ async function main(): Promise<void> {
     progress('exec through a bare relay (attribution)');
     // The floor of "one more HTTP process in front of the runner": a bare Fastify→NATS relay.
     const relay = spawn(process.execPath, ['--conditions=@paddock/source', '--import', 'tsx', join(__dirname, 'relay-floor.ts')], {
-      env: { PATH: process.env.PATH, NATS_URL: nats.url },
+      env: { PATH: process.env.PATH, ...(await nats.env('gateway', 'relay-floor')) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     process.once('exit', () => relay.kill('SIGKILL'));

@@ -1,5 +1,5 @@
 import Fastify from 'fastify';
-import { connect } from '@nats-io/transport-node';
+import { connectNats } from '@paddock/nats';
 import { subjects } from '@paddock/contracts';
 
 /**
@@ -9,7 +9,7 @@ import { subjects } from '@paddock/contracts';
  * validation. Started by bench/index.ts as its own process, like the gateway; prints its port.
  */
 async function main(): Promise<void> {
-  const nc = await connect({ servers: process.env.NATS_URL ?? '' });
+  const nc = await connectNats({ servers: process.env.NATS_URL ?? '', credsFile: process.env.NATS_CREDS });
   const app = Fastify();
   app.post<{ Params: { runnerId: string; organizationId: string; sandboxId: string }; Body: { command: string[]; timeoutSeconds: number } }>(
     '/:runnerId/:organizationId/:sandboxId',

@@ -3,7 +3,8 @@ import websocket from '@fastify/websocket';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '@paddock/nats';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { LogLevel } from '@nestjs/common';
@@ -79,8 +80,9 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   };
   const db = createGatewayDb(config.databaseUrl, 20);
   if (opts.migrate !== false) await migrateGatewayToLatest(db);
-  const nc = await connect({
+  const nc = await connectNats({
     servers: config.natsUrl,
+    credsFile: config.natsCredsFile,
     name: 'paddock-gateway',
     maxReconnectAttempts: -1,
     reconnectTimeWait: 200,

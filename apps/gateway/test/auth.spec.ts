@@ -48,7 +48,7 @@ describe('gateway authentication and tenant isolation (GW-7)', () => {
     await sql`DELETE FROM cp_organizations WHERE id = ${deletedOrg}::uuid`.execute(gw.db);
     await sql`ALTER TABLE cp_api_tokens ENABLE TRIGGER ALL`.execute(gw.db);
 
-    const traffic = await watchRunnerTraffic(infra.nats.url);
+    const traffic = await watchRunnerTraffic(infra.nats);
     const bad: (string | undefined)[] = [
       undefined,
       '',
@@ -83,7 +83,7 @@ describe('gateway authentication and tenant isolation (GW-7)', () => {
   });
 
   it('answers a foreign sandbox id exactly like a missing one, without contacting a runner', async () => {
-    const traffic = await watchRunnerTraffic(infra.nats.url);
+    const traffic = await watchRunnerTraffic(infra.nats);
     const missing = randomUUID();
     for (const [method, suffix, body] of [
       ['GET', '', undefined],

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '@paddock/contracts';
-import { waitFor } from '@paddock/testing';
+import { waitFor, type ThrowawayNats } from '@paddock/testing';
 import type { RunningGateway } from '../src/app';
 import { specWith, startCluster, type Cluster } from './support/cluster';
 import { createOrganization, issueToken } from './support/control-plane-tables';
@@ -11,8 +11,8 @@ const RUNNER = 'r-medium';
 const TERMINAL = new Set(['STATE_COMPLETED', 'STATE_FAILED']);
 
 /** Counts exec requests that reach any runner (the reconciler's own list/get traffic is not counted). */
-async function watchExecs(natsUrl: string): Promise<{ count(): number; close(): Promise<void> }> {
-  const nc: NatsConnection = await connect({ servers: natsUrl });
+async function watchExecs(nats: ThrowawayNats): Promise<{ count(): number; close(): Promise<void> }> {
+  const nc: NatsConnection = await nats.connectHarness();
   let n = 0;
   nc.subscribe(`rpc.runner.v1.*.sandbox.exec`, { callback: () => void n++ });
   await nc.flush();
@@ -81,7 +81,7 @@ describe('gateway sandbox route cache coherence', () => {
     expect(c.gw.routes.get(c.orgId, id)).toBeUndefined();
     await waitTerminal(id);
 
-    const execs = await watchExecs(c.infra.nats.url);
+    const execs = await watchExecs(c.infra.nats);
     const r = await http(c.gw.url, 'POST', `/v1/sandboxes/${id}:exec`, c.token, { command: ['true'] });
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject(terminatedRefusal);
@@ -100,7 +100,7 @@ describe('gateway sandbox route cache coherence', () => {
     await waitTerminal(id);
     expect(c.gw.routes.get(c.orgId, id)).toBeUndefined();
 
-    const execs = await watchExecs(c.infra.nats.url);
+    const execs = await watchExecs(c.infra.nats);
     for (const [method, suffix, body] of [
       ['POST', ':exec', { command: ['true'] }],
       ['GET', ':stat?path=/etc', undefined],
@@ -123,7 +123,7 @@ describe('gateway sandbox route cache coherence', () => {
     const orgB = await createOrganization(c.gw.db, `other-${randomUUID().slice(0, 8)}`);
     const tokenB = (await issueToken(c.gw.db, orgB, 'SANDBOX_ADMIN')).token;
     const missing = randomUUID();
-    const execs = await watchExecs(c.infra.nats.url);
+    const execs = await watchExecs(c.infra.nats);
     for (const [method, suffix, body] of [
       ['POST', ':exec', { command: ['true'] }],
       ['GET', ':readFile?path=/etc/hostname', undefined],
@@ -161,7 +161,7 @@ describe('gateway sandbox route cache coherence', () => {
         await endOnRunner(id);
         await waitTerminal(id);
 
-        const execs = await watchExecs(c.infra.nats.url);
+        const execs = await watchExecs(c.infra.nats);
         const answers: string[] = [];
         for (const gw of [c.gw, gw2]) {
           const r = await http(gw.url, 'POST', `/v1/sandboxes/${id}:exec`, c.token, { command: ['true'] });

@@ -2,7 +2,9 @@
  * Runner service benchmark: create → RUNNING latency (sequential and a burst), exec round trip
  * over NATS, each beside floors measured in the same run on the same machine:
  * - a bare `bwrap ... /bin/true` spawn (the sandbox mechanism alone),
- * - a bare NATS request/reply between two connections (the transport alone).
+ * - a bare NATS request/reply between two connections on a server without authentication (the
+ *   transport alone), next to the same request/reply between a gateway user and a runner user on
+ *   the authenticated server the runner uses (what authentication and permissions cost).
  *
  * Run: `pnpm bench` (or `node --conditions=@paddock/source --import tsx bench/runner.ts`).
  * PADDOCK_BENCH_CREATES (default 200), PADDOCK_BENCH_BURST (50), PADDOCK_BENCH_EXECS (200).
@@ -10,9 +12,9 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { SandboxStateEventSchema, subjects, type SandboxState } from '@paddock/contracts';
-import { latencyStats, report, row, startNats, timeSequential, type BenchRow } from '@paddock/testing';
+import { latencyStats, report, row, startNats, timeSequential, type BenchRow, type LatencyStats } from '@paddock/testing';
 import { LocalBackend } from '../src/backend/local';
 import { startRunner } from '../src/runner';
 import { RunnerTestClient } from '../test/support/runner-client';
@@ -35,6 +37,35 @@ async function bwrapTrue(): Promise<void> {
   });
 }
 
+/** Request/reply between `requester` and an echo served on `subject` by `responder`, in rounds. */
+async function requestReply(responder: NatsConnection, requester: NatsConnection, subject: string): Promise<number[]> {
+  const sub = responder.subscribe(subject, { callback: (_e, m) => void m.respond(m.data) });
+  await responder.flush();
+  const samples = await timeSequential(() => requester.request(subject, 'x'), 250, 25);
+  sub.unsubscribe();
+  return samples;
+}
+
+/**
+ * The same echo with and without authentication, alternating rounds on two servers so that both
+ * see the same machine load: open server (anonymous) vs the authenticated one (runner user
+ * answering under `allow_responses`, gateway user requesting under its own inbox prefix).
+ */
+async function natsAuthCost(authed: Awaited<ReturnType<typeof startNats>>): Promise<{ open: LatencyStats; auth: LatencyStats }> {
+  const openServer = await startNats({ jetstream: false, auth: false });
+  const [o1, o2] = await Promise.all([openServer.connectHarness(), openServer.connectHarness()]);
+  const [responder, requester] = await Promise.all([authed.connectAs('runner', 'bench-echo'), authed.connectAs('gateway', 'gateway')]);
+  const open: number[] = [];
+  const auth: number[] = [];
+  for (let round = 0; round < 4; round++) {
+    open.push(...(await requestReply(o1, o2, subjects.runnerRpc('bench-echo', 'get'))));
+    auth.push(...(await requestReply(responder, requester, subjects.runnerRpc('bench-echo', 'get'))));
+  }
+  await Promise.all([o1, o2, responder, requester].map((c) => c.close()));
+  await openServer.stop();
+  return { open: latencyStats(open), auth: latencyStats(auth) };
+}
+
 async function main(): Promise<void> {
   const nats = await startNats({ jetstream: false });
   const runnerId = `bench-${process.pid}`;
@@ -43,6 +74,7 @@ async function main(): Promise<void> {
   const backend = new LocalBackend({ runnerId, stateDir });
   const runner = await startRunner({
     natsUrl: nats.url,
+    natsCredsFile: await nats.credsFile('runner', runnerId),
     backend,
     identity: { runnerId, organizationId: ORG },
     heartbeatIntervalMs: 5_000,
@@ -51,7 +83,7 @@ async function main(): Promise<void> {
     streamIdleTimeoutMs: 30_000,
     log: quiet,
   });
-  const nc = await connect({ servers: nats.url });
+  const nc = await nats.connectAs('gateway', 'gateway');
   const client = new RunnerTestClient(nc, runnerId);
 
   // Sandbox state events → waiters keyed by sandbox id and state.
@@ -90,9 +122,9 @@ async function main(): Promise<void> {
   progress('runner started; measuring floors');
   // Floors.
   const bwrap = latencyStats(await timeSequential(bwrapTrue, 100, 10));
-  nc.subscribe('bench.echo', { callback: (_e, m) => void m.respond(m.data) });
-  const nc2 = await connect({ servers: nats.url });
-  const natsRr = latencyStats(await timeSequential(() => nc2.request('bench.echo', 'x'), 1_000, 100));
+  const rr = await natsAuthCost(nats);
+  // The transport floor of every figure below is the authenticated request/reply the platform uses.
+  const natsRr = rr.auth;
 
   progress(`floors done; ${CREATES} sequential creates`);
   // create → RUNNING, sequential (each sandbox is stopped before the next, so the runner stays small).
@@ -129,8 +161,12 @@ async function main(): Promise<void> {
   const rows: BenchRow[] = [
     row('floor: bare bwrap /bin/true spawn p50', 'ms', [bwrap.p50]),
     row('floor: bare bwrap /bin/true spawn p99', 'ms', [bwrap.p99]),
-    row('floor: NATS request/reply p50', 'ms', [natsRr.p50]),
-    row('floor: NATS request/reply p99', 'ms', [natsRr.p99]),
+    row('floor: NATS request/reply p50, no authentication', 'ms', [rr.open.p50]),
+    row('floor: NATS request/reply p99, no authentication', 'ms', [rr.open.p99]),
+    row('NATS request/reply p50, with authentication (gateway user → runner user)', 'ms', [rr.auth.p50], {
+      floor: { name: 'same without authentication p50', median: rr.open.p50 },
+    }),
+    row('NATS request/reply p99, with authentication', 'ms', [rr.auth.p99], { floor: { name: 'same without authentication p99', median: rr.open.p99 } }),
     row(`create → RUNNING p50 (${CREATES} sequential)`, 'ms', [seqStats.p50], {
       floor: { name: 'bwrap spawn p50 + NATS rr p50', median: bwrap.p50 + natsRr.p50 },
       target: '≤ 3× floor',
@@ -154,7 +190,6 @@ async function main(): Promise<void> {
   ];
   report('runner-service', rows);
 
-  await nc2.close();
   await nc.close();
   await runner.stop();
   await nats.stop();

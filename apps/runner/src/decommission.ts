@@ -1,5 +1,5 @@
-import { connect } from '@nats-io/transport-node';
 import { subjects, type SandboxStateEvent } from '@paddock/contracts';
+import { connectNats } from '@paddock/nats';
 import type { SandboxBackend } from './backend/sandbox-backend';
 import { readSandboxMeta } from './service/launch-spec';
 import { nextSequence } from './service/sandbox-record';
@@ -24,10 +24,14 @@ export async function decommission(opts: {
   natsUrl: string;
   /** `RUNNER_DELETED` (the runner was deleted) or `RUNNER_STOPPED` (the platform that started it stopped). */
   reason: DecommissionReason;
+  natsCredsFile?: string;
   log: (msg: string, fields?: Record<string, unknown>) => void;
 }): Promise<number> {
   const found = await opts.backend.recover();
-  const nc = await connect({ servers: opts.natsUrl, maxReconnectAttempts: 3, timeout: 3_000 }).catch(() => undefined);
+  const nc = await connectNats({ servers: opts.natsUrl, credsFile: opts.natsCredsFile, maxReconnectAttempts: 3, timeout: 3_000 }).catch((e: unknown) => {
+    opts.log('Could not connect to NATS; sandbox ends are not published', { error: e instanceof Error ? e.message : String(e) });
+    return undefined;
+  });
   let failures = 0;
   for (const s of found) {
     try {

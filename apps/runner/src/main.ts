@@ -30,6 +30,7 @@ async function main(): Promise<void> {
       organizationId: parsed.env.PADDOCK_ORGANIZATION_ID,
       natsUrl: parsed.env.NATS_URL,
       reason: parsed.env.PADDOCK_DECOMMISSION_REASON,
+      natsCredsFile: parsed.env.NATS_CREDS,
       log: (msg, fields) => consoleLogger.info(msg, fields),
     });
     process.exit(code);

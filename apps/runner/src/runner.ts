@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { RUNNER_HEALTHS, subjects, type RunnerHeartbeat, type SandboxStateEvent } from '@paddock/contracts';
+import { connectNats } from '@paddock/nats';
 import type { SandboxBackend } from './backend/sandbox-backend';
 import { ConfigFileWatcher, type LoadedConfig } from './config/runner-config-file';
 import { HeartbeatPublisher } from './nats/heartbeat';
@@ -19,6 +20,8 @@ import {
 
 export interface RunnerOptions {
   natsUrl: string;
+  /** The runner's `.creds` file (its NATS user, permitted only this runner's subjects). */
+  natsCredsFile?: string;
   backend: SandboxBackend;
   /** Identity from the environment; fields left out come from the config file's `identity`. */
   identity: Partial<RunnerIdentity>;
@@ -126,7 +129,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   if (first) applyConfig(first);
   const identity = resolveIdentity(opts.identity, first);
 
-  const nc = await connect({ servers: opts.natsUrl, name: `paddock-runner-${identity.runnerId}`, maxReconnectAttempts: -1 });
+  const nc = await connectNats({ servers: opts.natsUrl, credsFile: opts.natsCredsFile, name: `paddock-runner-${identity.runnerId}`, maxReconnectAttempts: -1 });
   const stateSubject = subjects.sandboxState(identity.runnerId);
   const publishState = (evt: SandboxStateEvent): void => {
     if (!nc.isClosed()) nc.publish(stateSubject, JSON.stringify(evt));

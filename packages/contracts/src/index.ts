@@ -14,3 +14,6 @@ export * from './runner-rpc';
 export * from './sandbox';
 export * from './json-body';
 export * from './public-api';
+export * from './nats-permissions';
+export * from './runner-env';
+export * from './nats-credentials';

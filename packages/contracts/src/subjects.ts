@@ -30,6 +30,12 @@ export const subjects = {
     `stream.runner.v1.${token(runnerId)}.${token(streamId)}.in`,
   streamFromRunner: (runnerId: string, streamId: string): string =>
     `stream.runner.v1.${token(runnerId)}.${token(streamId)}.out`,
+  /** Every stream channel into one runner (what it subscribes to); `'*'` = every runner. */
+  allStreamsToRunner: (runnerId: string): string => `stream.runner.v1.${runnerId === '*' ? '*' : token(runnerId)}.*.in`,
+  /** Every stream channel out of one runner; `'*'` = every runner. */
+  allStreamsFromRunner: (runnerId: string): string => `stream.runner.v1.${runnerId === '*' ? '*' : token(runnerId)}.*.out`,
+  /** Every RPC subject of every runner (what a gateway may request). */
+  allRunnerRpcs: (): string => 'rpc.runner.v1.*.sandbox.*',
   /** Install status reports (controller → control plane). */
   installReport: (clusterId: string): string => `evt.controller.v1.${token(clusterId)}.install`,
   allInstallReports: (): string => 'evt.controller.v1.*.install',
@@ -41,6 +47,19 @@ export const subjects = {
    * long polls parked on the other gateways re-read the row at once. Payload: the sandbox id.
    */
   sandboxRowChanged: (): string => 'evt.gw.v1.sandbox.changed',
+  /**
+   * A cluster's controller asks the control plane for the NATS credentials of one runner of that
+   * cluster (request/reply, controller → control plane). Only that cluster's controller may
+   * publish here (its NATS permissions), so the subject itself says which cluster is asking.
+   */
+  runnerCredentialsRequest: (clusterId: string): string => `rpc.cp.v1.cluster.${token(clusterId)}.runnerCredentials`,
+  allRunnerCredentialsRequests: (): string => 'rpc.cp.v1.cluster.*.runnerCredentials',
+  /**
+   * The prefix of the reply subjects of one requesting NATS user (`<prefix>.<random>.<n>`). Each
+   * requesting role gets its own, and may subscribe only below it, so no one reads replies meant
+   * for another process.
+   */
+  inboxPrefix: (role: string, userName: string): string => `_INBOX.${token(role)}.${token(userName)}`,
 } as const;
 
 export const RUNNER_RPC_OPS = [

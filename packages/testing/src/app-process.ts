@@ -1,7 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { writeSecretFile } from '@paddock/nats';
 import { waitFor } from './clock';
+import type { ThrowawayNats } from './nats';
 import { freePort } from './ports';
 
 /** The repository root (this file lives in packages/testing/src or packages/testing/dist). */
@@ -67,15 +69,38 @@ export async function startAppProcess(opts: { entry: string; env: NodeJS.Process
 export const CONTROL_PLANE_ENTRY = join(REPO_ROOT, 'apps', 'control-plane', 'dist', 'main.js');
 
 /** The compiled control plane on a free port with a known bootstrap admin token. */
-export async function startControlPlaneProcess(opts: { databaseUrl: string; natsUrl: string; token?: string; port?: number; env?: NodeJS.ProcessEnv }): Promise<AppProcess & { token: string }> {
+export async function startControlPlaneProcess(opts: { databaseUrl: string; nats: ThrowawayNats; token?: string; port?: number; env?: NodeJS.ProcessEnv }): Promise<AppProcess & { token: string }> {
   const token = opts.token ?? `pdk_${Buffer.from(`test-${process.pid}-${Date.now()}-${Math.random()}`).toString('base64url')}`;
   const app = await startAppProcess({
     entry: CONTROL_PLANE_ENTRY,
     portVar: 'CONTROL_PLANE_PORT',
     port: opts.port,
-    env: { DATABASE_URL: opts.databaseUrl, NATS_URL: opts.natsUrl, PADDOCK_BOOTSTRAP_TOKEN: token, LOG_LEVEL: 'warn', ...opts.env },
+    env: { DATABASE_URL: opts.databaseUrl, ...(await opts.nats.env('control-plane')), PADDOCK_BOOTSTRAP_TOKEN: token, LOG_LEVEL: 'warn', ...opts.env },
   });
   return { ...app, token };
+}
+
+/**
+ * What a cluster's controller needs before it starts, as an admin gets it: the cluster registered
+ * (idempotent by name) and its controller's NATS credentials issued by the control plane, written
+ * to a 0600 file in `dir`. Without authentication (`nats.auth` false) there is no file.
+ */
+export async function controllerNatsEnv(
+  cp: { url: string; token: string },
+  nats: ThrowawayNats,
+  cluster: { name: string; zone: string },
+  dir: string,
+): Promise<{ clusterId: string; env: Record<string, string> }> {
+  const registered = await httpJson<{ id: string }>(cp.url, 'POST', '/v1/clusters', cp.token, cluster);
+  if (registered.status !== 200) throw new Error(`registering cluster ${cluster.name}: ${registered.status} ${JSON.stringify(registered.json)}`);
+  const clusterId = registered.json.id;
+  if (!nats.auth) return { clusterId, env: { NATS_URL: nats.url } };
+  const issued = await httpJson<{ creds: string }>(cp.url, 'POST', `/v1/clusters/${clusterId}/natsCredentials`, cp.token);
+  if (issued.status !== 200) throw new Error(`controller credentials of ${cluster.name}: ${issued.status} ${JSON.stringify(issued.json)}`);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `controller-${cluster.name}.creds`);
+  writeSecretFile(file, issued.json.creds);
+  return { clusterId, env: { NATS_URL: nats.url, NATS_CREDS: file } };
 }
 
 /** A tiny JSON HTTP client for black-box tests. */

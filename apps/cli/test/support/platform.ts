@@ -35,7 +35,7 @@ export async function startPlatform(): Promise<Platform> {
   const pg = await startPostgres();
   const nats = await startNats();
   const databaseUrl = await pg.createDatabase('paddock');
-  const cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url });
+  const cp = await startControlPlaneProcess({ databaseUrl, nats });
   const workDir = mkdtempSync(join(tmpdir(), 'cwic-e2e-'));
   const bin = join(workDir, 'bin');
   mkdirSync(bin);

@@ -8,6 +8,11 @@ export class AppConfig {
   readonly host: string;
   readonly databaseUrl: string;
   readonly natsUrl: string;
+  readonly natsCredsFile: string | undefined;
+  readonly natsRunnerSigningKeyFile: string | undefined;
+  readonly natsControllerSigningKeyFile: string | undefined;
+  readonly runnerCredsTtlS: number;
+  readonly controllerCredsTtlS: number;
   readonly bootstrapToken: string | undefined;
   readonly tokenFile: string | undefined;
   readonly logLevel: Env['LOG_LEVEL'];
@@ -27,6 +32,11 @@ export class AppConfig {
     this.host = env.HOST;
     this.databaseUrl = env.DATABASE_URL;
     this.natsUrl = env.NATS_URL;
+    this.natsCredsFile = env.NATS_CREDS;
+    this.natsRunnerSigningKeyFile = env.PADDOCK_NATS_RUNNER_SIGNING_KEY;
+    this.natsControllerSigningKeyFile = env.PADDOCK_NATS_CONTROLLER_SIGNING_KEY;
+    this.runnerCredsTtlS = env.PADDOCK_NATS_RUNNER_CREDS_TTL_S;
+    this.controllerCredsTtlS = env.PADDOCK_NATS_CONTROLLER_CREDS_TTL_S;
     this.bootstrapToken = env.PADDOCK_BOOTSTRAP_TOKEN;
     this.tokenFile = env.PADDOCK_TOKEN_FILE;
     this.logLevel = env.LOG_LEVEL;

@@ -12,6 +12,19 @@ export const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/paddock'),
   NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /** Path of the control plane's own NATS credentials (`.creds`, mode 0600); unset = none. */
+  NATS_CREDS: z.string().min(1).optional(),
+  /**
+   * Seed files (nkey, mode 0600) of the account's runner and controller signing keys. With them the
+   * control plane issues runner credentials (to the runner's own cluster's controller, over NATS)
+   * and controller credentials (to admins, over HTTP); it holds no other key of the account.
+   */
+  PADDOCK_NATS_RUNNER_SIGNING_KEY: z.string().min(1).optional(),
+  PADDOCK_NATS_CONTROLLER_SIGNING_KEY: z.string().min(1).optional(),
+  /** Lifetime of an issued runner user; its controller re-issues it before half of it is gone. */
+  PADDOCK_NATS_RUNNER_CREDS_TTL_S: z.coerce.number().int().min(2).max(30 * 86_400).default(12 * 3600),
+  /** Lifetime of an issued controller user (an admin re-issues it; the controller re-reads its file). */
+  PADDOCK_NATS_CONTROLLER_CREDS_TTL_S: z.coerce.number().int().min(60).max(400 * 86_400).default(90 * 86_400),
   /**
    * When set, this exact token becomes the operator organization's admin token on first start
    * (stored hashed). When unset, a random one is generated and printed once.

@@ -1,5 +1,6 @@
 import { Global, Inject, Injectable, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { connectNats } from '@paddock/nats';
 import { createPostgresDb, EventStore } from '@paddock/event-store';
 import type { Kysely } from 'kysely';
 import { AppConfig } from '../config/app-config';
@@ -53,7 +54,7 @@ export class InfrastructureModule {
         {
           provide: NATS,
           useFactory: (): Promise<NatsConnection> =>
-            connect({ servers: opts.config.natsUrl, name: 'paddock-control-plane', maxReconnectAttempts: -1 }),
+            connectNats({ servers: opts.config.natsUrl, credsFile: opts.config.natsCredsFile, name: 'paddock-control-plane', maxReconnectAttempts: -1 }),
         },
         {
           provide: EventStore,

@@ -50,7 +50,7 @@ describe('first start without PADDOCK_BOOTSTRAP_TOKEN', () => {
     // A database that does not exist yet: the start creates it and migrates it from scratch.
     const url = new URL(database.url);
     url.pathname = `/fresh_${process.pid}`;
-    const parsed = parseEnv({ DATABASE_URL: url.toString(), NATS_URL: nats.url, LOG_LEVEL: 'silent', CONTROL_PLANE_PORT: '0' });
+    const parsed = parseEnv({ DATABASE_URL: url.toString(), ...(await nats.env('control-plane')), LOG_LEVEL: 'silent', CONTROL_PLANE_PORT: '0' });
     if (!parsed.ok) throw new Error(parsed.message);
     const config = new AppConfig(parsed.env);
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { Client } from 'pg';
 import { inject } from 'vitest';
 import { FixedClock, startNats, startPostgres, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
@@ -30,6 +30,8 @@ export interface TestApp {
   /** A separate connection for the test to publish/subscribe with. */
   nats: NatsConnection;
   natsUrl: string;
+  /** The file's NATS server (authentication on): credentials for other roles (runners, controllers). */
+  natsServer: ThrowawayNats;
   databaseUrl: string;
   createToken(role: Role, organizationId?: string): Promise<string>;
   createOrganization(name: string): Promise<{ id: string; adminToken: string }>;
@@ -47,7 +49,7 @@ export interface TestApp {
  */
 interface Servers {
   newDatabase(name: string): Promise<string>;
-  natsUrl: string;
+  nats: ThrowawayNats;
   stop(): Promise<void>;
 }
 
@@ -83,14 +85,14 @@ async function startServers(): Promise<Servers> {
   if (shared) {
     return {
       newDatabase: (name) => cloneTemplate(shared.adminUrl, shared.template, name),
-      natsUrl: nats.url,
+      nats,
       stop: () => nats.stop(),
     };
   }
   const pg: ThrowawayPostgres = await startPostgres();
   return {
     newDatabase: async (name) => pg.urlFor(name),
-    natsUrl: nats.url,
+    nats,
     async stop() {
       await nats.stop();
       pg.stop();
@@ -134,7 +136,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       CONTROL_PLANE_PORT: '0',
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
-      NATS_URL: shared.natsUrl,
+      ...(await shared.nats.env('control-plane')),
       PADDOCK_BOOTSTRAP_TOKEN: adminToken,
       LOG_LEVEL: process.env.PADDOCK_TEST_LOG_LEVEL ?? 'silent',
       PADDOCK_PAGE_TOKEN_SECRET: 'test-page-token-secret-0123456789',
@@ -156,7 +158,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
     await app.listen(config.port, config.host);
     const { port } = app.getHttpServer().address() as AddressInfo;
     const baseUrl = `http://127.0.0.1:${port}`;
-    nc = await connect({ servers: shared.natsUrl, name: 'control-plane-test' });
+    nc = await shared.nats.connectHarness({ name: 'control-plane-test' });
     const tokens = app.get(TokensService);
     const organizationId = cp.operatorOrganizationId;
     const testNats = nc;
@@ -167,7 +169,8 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       adminToken,
       organizationId,
       nats: testNats,
-      natsUrl: shared.natsUrl,
+      natsUrl: shared.nats.url,
+      natsServer: shared.nats,
       databaseUrl,
       clock,
       app: testApp,

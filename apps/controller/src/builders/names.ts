@@ -17,3 +17,5 @@ export const runnerNamespace = (runnerId: string): string => clip(`paddock-runne
 export const sandboxNamespace = (runnerId: string): string => clip(`paddock-sandboxes-${runnerId}`);
 export const runnerName = (runnerId: string): string => clip(`runner-${runnerId}`);
 export const runnerConfigMapName = (runnerId: string): string => clip(`runner-${runnerId}-config`);
+/** The Secret holding the runner's NATS credentials (mounted as a file, never as an env value). */
+export const runnerNatsSecretName = (runnerId: string): string => clip(`runner-${runnerId}-nats`);

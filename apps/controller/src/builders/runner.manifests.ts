@@ -9,6 +9,7 @@ import {
   LABEL_RUNNER_UID,
   runnerConfigMapName,
   runnerName,
+  runnerNatsSecretName,
   runnerNamespace,
   sandboxNamespace,
 } from './names';
@@ -24,10 +25,17 @@ export interface KubeObject {
 export interface BuildOptions {
   /** NATS URL the runner pods use to reach the platform. */
   natsUrl: string;
+  /** The runner's `.creds` content: put in a Secret mounted as a file (none = no NATS auth). */
+  natsCreds?: string;
 }
 
 const CONFIG_MOUNT = '/etc/paddock';
 const CONFIG_FILE = 'runner.json';
+/** Where the runner's NATS credentials Secret is mounted (read-only, group-readable by fsGroup only). */
+export const NATS_CREDS_MOUNT = '/var/run/secrets/paddock.dev/nats';
+export const NATS_CREDS_FILE = 'nats.creds';
+/** The runner container's uid/gid; the Secret volume is readable by this group and nobody else. */
+const RUNNER_UID = 10001;
 
 function commonLabels(d: DesiredRunner, component: string): Record<string, string> {
   return {
@@ -90,6 +98,8 @@ export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeOb
     { name: 'PADDOCK_RUNNER_CONFIG', value: `${CONFIG_MOUNT}/${CONFIG_FILE}` },
     { name: 'PADDOCK_SANDBOX_NAMESPACE', value: sbNs },
     { name: 'NATS_URL', value: opts.natsUrl },
+    // The path, never the content: a value in the environment is inherited by every child.
+    ...(opts.natsCreds ? [{ name: 'NATS_CREDS', value: `${NATS_CREDS_MOUNT}/${NATS_CREDS_FILE}` }] : []),
   ];
   const platformNames = new Set(platformEnv.map((e) => e.name));
   const env = [
@@ -121,7 +131,13 @@ export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeOb
           ...(Object.keys(spec.nodeSelector).length ? { nodeSelector: spec.nodeSelector } : {}),
           ...(spec.tolerations.length ? { tolerations: spec.tolerations } : {}),
           ...(affinity ? { affinity } : {}),
-          securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: RUNNER_UID,
+            runAsGroup: RUNNER_UID,
+            ...(opts.natsCreds ? { fsGroup: RUNNER_UID } : {}),
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
           containers: [
             {
               name: 'runner',
@@ -130,7 +146,10 @@ export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeOb
               args: spec.args,
               env,
               resources: resources(d),
-              volumeMounts: [{ name: 'config', mountPath: CONFIG_MOUNT, readOnly: true }],
+              volumeMounts: [
+                { name: 'config', mountPath: CONFIG_MOUNT, readOnly: true },
+                ...(opts.natsCreds ? [{ name: 'nats-creds', mountPath: NATS_CREDS_MOUNT, readOnly: true }] : []),
+              ],
               securityContext: {
                 allowPrivilegeEscalation: false,
                 readOnlyRootFilesystem: true,
@@ -138,7 +157,11 @@ export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeOb
               },
             },
           ],
-          volumes: [{ name: 'config', configMap: { name: runnerConfigMapName(d.runnerId) } }],
+          // No subPath: a rotated Secret reaches a whole-volume mount (an atomic symlink swap).
+          volumes: [
+            { name: 'config', configMap: { name: runnerConfigMapName(d.runnerId) } },
+            ...(opts.natsCreds ? [{ name: 'nats-creds', secret: { secretName: runnerNatsSecretName(d.runnerId), defaultMode: 0o440 } }] : []),
+          ],
         },
       },
     },
@@ -179,6 +202,17 @@ export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeOb
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
       subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
     },
+    ...(opts.natsCreds
+      ? [
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: runnerNatsSecretName(d.runnerId), namespace: ns, labels },
+            type: 'Opaque',
+            data: { [NATS_CREDS_FILE]: Buffer.from(opts.natsCreds).toString('base64') },
+          },
+        ]
+      : []),
     {
       apiVersion: 'v1',
       kind: 'ConfigMap',

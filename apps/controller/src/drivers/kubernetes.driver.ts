@@ -4,11 +4,14 @@ import { buildRunnerObjects } from '../builders/runner.manifests';
 import { FIELD_MANAGER, LABEL_CLUSTER, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUNNER, LABEL_RUNNER_UID, runnerName, runnerNamespace, sandboxNamespace } from '../builders/names';
 import type { DesiredRunner } from '../desired';
 import { diagnoseInstall, type Diagnosis, type ObservedDeployment, type ObservedNode, type ObservedPod } from '../reconcile/diagnosis';
+import type { RunnerCredentialSource } from '../runner-credentials';
 import type { ClusterDriver } from './driver';
 import { fenceAgent, NotLeaderError } from './fenced-connection';
 
 export interface KubernetesDriverOptions {
   natsUrl: string;
+  /** Issues each runner's NATS user, delivered as a Secret; without it runners get none. */
+  credentials?: RunnerCredentialSource;
   /**
    * Only objects labelled with this cluster id are garbage-collected (several clusters, or a
    * shared API server in tests, must never tear down each other's runners).
@@ -92,7 +95,11 @@ export class KubernetesDriver implements ClusterDriver {
   }
 
   async apply(d: DesiredRunner): Promise<void> {
-    for (const obj of buildRunnerObjects(d, { natsUrl: this.opts.natsUrl })) {
+    // Re-issued once half of its lifetime is gone; the same credentials otherwise, so re-applying
+    // the Secret is a no-op. A new controller process issues new ones once (nothing is lost: the
+    // runner keeps its connection and re-reads the mounted file at its next reconnect).
+    const natsCreds = await this.opts.credentials?.credsFor(d.runnerId);
+    for (const obj of buildRunnerObjects(d, { natsUrl: this.opts.natsUrl, ...(natsCreds ? { natsCreds } : {}) })) {
       this.fence();
       await this.objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
     }

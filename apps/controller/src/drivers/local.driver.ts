@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runnerInheritedEnv } from '@paddock/contracts';
+import { writeSecretFile } from '@paddock/nats';
 import { runnerConfigOf, type DesiredRunner } from '../desired';
+import type { RunnerCredentialSource } from '../runner-credentials';
 import type { Diagnosis } from '../reconcile/diagnosis';
 import type { ClusterDriver } from './driver';
 
@@ -16,8 +19,10 @@ export interface LocalDriverOptions {
   /** The runner's compiled entry point (`apps/runner/dist/main.js`). */
   runnerEntry: string;
   natsUrl: string;
+  /** Issues each runner's NATS user; without it runners connect with no credentials. */
+  credentials?: RunnerCredentialSource;
   heartbeats: HeartbeatView;
-  /** Extra environment for runner processes. */
+  /** Extra environment for runner processes (on top of what they inherit, see `runnerEnv`). */
   env?: Record<string, string>;
   now?: () => number;
 }
@@ -89,9 +94,39 @@ export class LocalDriver implements ClusterDriver {
     return this.opts.now?.() ?? Date.now();
   }
 
+  /**
+   * The runner's `.creds` file (0600, in its folder, outside every sandbox's view), rewritten when
+   * the credentials are renewed; the runner re-reads it at its next reconnect, which the old
+   * user's expiry forces. Returns its path, or undefined when runners get no credentials.
+   */
+  private async ensureCreds(runnerId: string): Promise<string | undefined> {
+    if (!this.opts.credentials) return undefined;
+    const file = join(this.dir(runnerId), 'nats.creds');
+    const current = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+    const creds = await this.opts.credentials.credsFor(runnerId, current);
+    if (creds !== current) writeSecretFile(file, creds);
+    return file;
+  }
+
+  /**
+   * A runner's whole environment, built here and nowhere else: the machine's basics and the runner
+   * host settings (an allow-list, never the controller's own environment, which holds its API
+   * token and database URL), the NATS server, the path of its credentials file, and `extra`.
+   */
+  private runnerEnv(credsFile: string | undefined, extra: Record<string, string>): Record<string, string> {
+    return {
+      ...runnerInheritedEnv(process.env),
+      ...this.opts.env,
+      NATS_URL: this.opts.natsUrl,
+      ...(credsFile ? { NATS_CREDS: credsFile } : {}),
+      ...extra,
+    };
+  }
+
   async apply(d: DesiredRunner): Promise<void> {
     const dir = this.dir(d.runnerId);
     mkdirSync(dir, { recursive: true });
+    const credsFile = await this.ensureCreds(d.runnerId);
     const configFile = join(dir, 'config.json');
     const config = `${JSON.stringify(runnerConfigOf(d), null, 2)}\n`;
     // Rewrite only on change: the runner watches this file, and rename keeps the swap atomic.
@@ -107,10 +142,7 @@ export class LocalDriver implements ClusterDriver {
     const child = spawn(process.execPath, [this.opts.runnerEntry], {
       detached: true,
       stdio: ['ignore', log, log],
-      env: {
-        ...process.env,
-        ...this.opts.env,
-        NATS_URL: this.opts.natsUrl,
+      env: this.runnerEnv(credsFile, {
         PADDOCK_RUNNER_ID: d.runnerId,
         PADDOCK_ORGANIZATION_ID: d.organizationId,
         PADDOCK_CLUSTER_ID: d.clusterId,
@@ -119,7 +151,7 @@ export class LocalDriver implements ClusterDriver {
         PADDOCK_RUNNER_BACKEND: 'local',
         PADDOCK_RUNNER_CONFIG: configFile,
         PADDOCK_RUNNER_STATE_DIR: join(dir, 'state'),
-      },
+      }),
     });
     closeSync(log);
     child.unref();
@@ -170,7 +202,7 @@ export class LocalDriver implements ClusterDriver {
     if (rec && alive(rec.pid)) await this.stopProcess(rec.pid);
     // The runner's sandboxes outlive the runner process by design (adoption after a restart), so
     // deletion asks the runner binary to decommission: reap every sandbox, then exit.
-    const code = await this.runDecommission(runnerId, join(dir, 'config.json'), join(dir, 'state'), 'RUNNER_DELETED');
+    const code = await this.runDecommission(runnerId, 'RUNNER_DELETED');
     if (code !== 0) return false;
     rmSync(dir, { recursive: true, force: true });
     return true;
@@ -193,10 +225,9 @@ export class LocalDriver implements ClusterDriver {
     const deployed = await this.listDeployed();
     await Promise.all(
       deployed.map(async ({ runnerId }) => {
-        const dir = this.dir(runnerId);
         const rec = this.readRecord(runnerId);
         if (rec && alive(rec.pid)) await this.stopProcess(rec.pid);
-        await this.runDecommission(runnerId, join(dir, 'config.json'), join(dir, 'state'), 'RUNNER_STOPPED');
+        await this.runDecommission(runnerId, 'RUNNER_STOPPED');
       }),
     );
   }
@@ -229,21 +260,22 @@ export class LocalDriver implements ClusterDriver {
     }
   }
 
-  private runDecommission(runnerId: string, configFile: string, stateDir: string, reason: 'RUNNER_DELETED' | 'RUNNER_STOPPED'): Promise<number> {
+  /** Runs the runner binary in decommission mode over the runner's folder (config, state). */
+  private async runDecommission(runnerId: string, reason: 'RUNNER_DELETED' | 'RUNNER_STOPPED'): Promise<number> {
+    const dir = this.dir(runnerId);
+    // Fresh credentials if it can (to publish the sandboxes' ends); reaping goes on without.
+    const credsFile = await this.ensureCreds(runnerId).catch(() => undefined);
     return new Promise((resolve) => {
       const child = spawn(process.execPath, [this.opts.runnerEntry], {
         stdio: 'ignore',
-        env: {
-          ...process.env,
-          ...this.opts.env,
-          NATS_URL: this.opts.natsUrl,
+        env: this.runnerEnv(credsFile, {
           PADDOCK_RUNNER_ID: runnerId,
-          PADDOCK_RUNNER_CONFIG: configFile,
-          PADDOCK_RUNNER_STATE_DIR: stateDir,
+          PADDOCK_RUNNER_CONFIG: join(dir, 'config.json'),
+          PADDOCK_RUNNER_STATE_DIR: join(dir, 'state'),
           PADDOCK_RUNNER_BACKEND: 'local',
           PADDOCK_RUNNER_MODE: 'decommission',
           PADDOCK_DECOMMISSION_REASON: reason,
-        },
+        }),
       });
       child.on('exit', (code) => resolve(code ?? 1));
       child.on('error', () => resolve(1));

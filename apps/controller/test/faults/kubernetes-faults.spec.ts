@@ -2,13 +2,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '@paddock/contracts';
 import { createPostgresDb } from '@paddock/event-store';
 import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
 import {
   CONTROL_PLANE_ENTRY,
   buildPackages,
+  controllerNatsEnv,
   httpJson,
   startControlPlaneProcess,
   startNats,
@@ -59,10 +60,11 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
     return file;
   };
 
-  const controller = (cluster: string, id: string, opts: { server?: string; leaseS?: number } = {}): ControllerProcess => {
+  const controller = async (cluster: string, id: string, opts: { server?: string; leaseS?: number } = {}): Promise<ControllerProcess> => {
+    const { env: natsEnv } = await controllerNatsEnv(cp, nats, { name: cluster, zone: 'us-east-1' }, join(dir, 'creds', id));
     const p = new ControllerProcess({
       DATABASE_URL: databaseUrl,
-      NATS_URL: nats.url,
+      ...natsEnv,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,
       PADDOCK_CONTROLLER_DRIVER: 'kubernetes',
@@ -96,7 +98,7 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
     let drift: string[] = [];
     await waitFor(
       async () => {
-        drift = await driftOf(db, k8s, nats.url);
+        drift = await driftOf(db, k8s, nats);
         return drift.length === 0;
       },
       { timeoutMs, intervalMs: 250, what: 'zero drift' },
@@ -109,7 +111,7 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
     pg = await startPostgres();
     nats = await startNats();
     databaseUrl = await pg.createDatabase('paddock');
-    cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
+    cp = await startControlPlaneProcess({ databaseUrl, nats, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
     k8s = await startK8sTestServer({ nodes: [{ name: 'node-1' }, { name: 'node-2' }] });
     await k8s.kubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'paddock-system' } } });
     db = createPostgresDb<CpRunnersTable>(databaseUrl, { max: 2 });
@@ -132,7 +134,7 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
     // clusters, each with its own controller process.
     const clusters = ['k1-c0', 'k1-c1', 'k1-c2', 'k1-c3'];
     const current = new Map<string, ControllerProcess>();
-    for (const c of clusters) current.set(c, controller(c, `ctl-${c}`));
+    for (const c of clusters) current.set(c, await controller(c, `ctl-${c}`));
     await Promise.all([...current.values()].map((p) => p.waitFor('Leadership acquired')));
     let seq = 0;
     const live = new Map<string, string | undefined>();
@@ -180,7 +182,7 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
         const victim = clusters[Math.floor(Math.random() * clusters.length)] as string;
         await current.get(victim)?.kill();
         kills++;
-        current.set(victim, controller(victim, `ctl-${victim}`));
+        current.set(victim, await controller(victim, `ctl-${victim}`));
       }
     }
     const changesMs = Date.now() - t0;
@@ -195,9 +197,9 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
   it('K-2: a paused leader is deposed; its late writes are not made and its reports are ignored', async () => {
     const [pa, pb] = [await new CountingProxy(k8s.url).start(), await new CountingProxy(k8s.url).start()];
     proxies.push(pa, pb);
-    const a = controller('k2', 'ctl-a', { server: pa.url, leaseS: 4 });
+    const a = await controller('k2', 'ctl-a', { server: pa.url, leaseS: 4 });
     await a.waitFor('Leadership acquired');
-    const b = controller('k2', 'ctl-b', { server: pb.url, leaseS: 4 });
+    const b = await controller('k2', 'ctl-b', { server: pb.url, leaseS: 4 });
     await b.waitFor('Controller starting');
     await createRunner('k2-r', 'k2');
     await waitFor(async () => (await api<RunnerView>('GET', '/v1/sandbox/managedRunners/k2-r')).json.installStatus === 'RUNNER_INSTALL_STATUS_READY', { timeoutMs: 60_000, what: 'READY under A' });
@@ -208,7 +210,7 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
     // Work for the new leader while A sleeps: A has this change queued in no way (it is frozen).
     expect(await editPolicy('k2-r', '7')).toBe(true);
     const takeover = await b.waitFor('Leadership acquired', 30_000);
-    await waitFor(async () => (await driftOf(db, k8s, nats.url)).length === 0, { timeoutMs: 30_000, what: 'B converged' });
+    await waitFor(async () => (await driftOf(db, k8s, nats)).length === 0, { timeoutMs: 30_000, what: 'B converged' });
     const firstWriteOfB = pb.acceptedObjectWrites()[0]?.at ?? Number.POSITIVE_INFINITY;
     expect(firstWriteOfB).toBeGreaterThanOrEqual(pausedAt);
     // Keep A frozen past twice the lease duration, then resume it while B keeps working.
@@ -228,7 +230,7 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
     expect(reportsOfA).toEqual([]);
 
     // And if a stale report did get out, the control plane fences it by its older token.
-    const nc: NatsConnection = await connect({ servers: nats.url });
+    const nc: NatsConnection = await nats.connectHarness();
     const before = (await api<RunnerView>('GET', '/v1/sandbox/managedRunners/k2-r')).json;
     const clusterId = (await api<{ clusters: { id: string; name: string }[] }>('GET', '/v1/clusters')).json.clusters.find((c) => c.name === 'k2')?.id ?? '';
     const org = (await api<{ organizationId: string }>('GET', '/v1/auth/whoami')).json.organizationId;
@@ -249,7 +251,7 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
   }, 300_000);
 
   it('K-3: a 410 Gone storm during changes: reconcile is level-based (no watch to desync), zero drift', async () => {
-    const p = controller('k3', 'ctl-k3');
+    const p = await controller('k3', 'ctl-k3');
     await p.waitFor('Leadership acquired');
     await createRunner('k3-r', 'k3');
     const storm = setInterval(() => k8s.expireWatchHistory(), 50);
@@ -271,7 +273,7 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
   }, 300_000);
 
   it('K-5: another field manager edits owned fields; the controller takes them back (SSA force) without flapping', async () => {
-    const p = controller('k5', 'ctl-k5');
+    const p = await controller('k5', 'ctl-k5');
     await p.waitFor('Leadership acquired');
     await createRunner('k5-r', 'k5');
     await waitFor(async () => (await api<RunnerView>('GET', '/v1/sandbox/managedRunners/k5-r')).json.installStatus === 'RUNNER_INSTALL_STATUS_READY', { timeoutMs: 60_000, what: 'READY' }).catch((e: unknown) => {

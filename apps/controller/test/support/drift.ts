@@ -1,7 +1,7 @@
 import type { K8sTestServer } from '@paddock/k8s-testserver';
 import { sql, type Kysely } from 'kysely';
 import { buildRunnerObjects } from '../../src/builders/runner.manifests';
-import { LABEL_COMPONENT, LABEL_RUNNER_UID } from '../../src/builders/names';
+import { LABEL_COMPONENT, LABEL_RUNNER_UID, runnerNatsSecretName, runnerNamespace } from '../../src/builders/names';
 import { DesiredSource, type CpRunnersTable } from '../../src/desired-source';
 
 interface Container {
@@ -18,9 +18,10 @@ const envOf = (c: Container | undefined): string => JSON.stringify((c?.env ?? []
 /**
  * Differences between the projections (`cp_runners`) and the cluster: every live runner's
  * Deployment (revision annotation, image, env, replicas) and ConfigMap content must be exactly what
- * the builders make of its projection; deleted runners must have left nothing behind.
+ * the builders make of its projection, with its NATS credentials Secret when NATS has
+ * authentication; deleted runners must have left nothing behind.
  */
-export async function driftOf(db: Kysely<CpRunnersTable>, k8s: K8sTestServer, natsUrl: string): Promise<string[]> {
+export async function driftOf(db: Kysely<CpRunnersTable>, k8s: K8sTestServer, nats: { url: string; auth: boolean }): Promise<string[]> {
   const clusters = await sql<{ cluster_id: string }>`select distinct cluster_id from cp_runners`.execute(db);
   const drift: string[] = [];
   const live = new Set<string>();
@@ -31,7 +32,9 @@ export async function driftOf(db: Kysely<CpRunnersTable>, k8s: K8sTestServer, na
         continue;
       }
       live.add(d.uid);
-      const objs = buildRunnerObjects(d, { natsUrl });
+      // The credentials' content changes with every rotation; what must match is where they go.
+      const objs = buildRunnerObjects(d, { natsUrl: nats.url, ...(nats.auth ? { natsCreds: 'rotated' } : {}) });
+      if (nats.auth && !k8s.get('v1', 'Secret', runnerNatsSecretName(d.runnerId), runnerNamespace(d.runnerId))) drift.push(`${d.runnerId}: no NATS credentials Secret`);
       const wantDep = objs.find((o) => o.kind === 'Deployment') as (DeploymentLike & { metadata: { name: string; namespace?: string } }) | undefined;
       const wantCm = objs.find((o) => o.kind === 'ConfigMap') as { metadata: { name: string; namespace?: string }; data?: Record<string, string> } | undefined;
       if (!wantDep || !wantCm) throw new Error('builders lost the Deployment or ConfigMap');

@@ -13,6 +13,8 @@ export const GatewayEnvSchema = z.object({
   GATEWAY_HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: z.string().min(1, 'DATABASE_URL is required'),
   NATS_URL: z.string().min(1, 'NATS_URL is required'),
+  /** Path of the gateway's NATS credentials (`.creds`, mode 0600); unset = no credentials. */
+  NATS_CREDS: z.string().min(1).optional(),
   /** How long a token lookup (hit or miss) is trusted: the bound on revocation delay. */
   GATEWAY_AUTH_CACHE_MS: ms(5_000),
   /**
@@ -78,6 +80,7 @@ export interface GatewayConfig {
   host: string;
   databaseUrl: string;
   natsUrl: string;
+  natsCredsFile?: string;
   authCacheMs: number;
   sandboxCacheMs: number;
   reconcileIntervalMs: number;
@@ -104,6 +107,7 @@ export function parseGatewayEnv(env: Record<string, string | undefined>): Gatewa
     host: e.GATEWAY_HOST,
     databaseUrl: e.DATABASE_URL,
     natsUrl: e.NATS_URL,
+    ...(e.NATS_CREDS ? { natsCredsFile: e.NATS_CREDS } : {}),
     authCacheMs: e.GATEWAY_AUTH_CACHE_MS,
     sandboxCacheMs: e.GATEWAY_SANDBOX_CACHE_MS,
     reconcileIntervalMs: e.GATEWAY_RECONCILE_INTERVAL_MS,

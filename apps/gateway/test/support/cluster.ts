@@ -1,4 +1,4 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import type { RunningGateway } from '../../src/app';
@@ -45,7 +45,7 @@ export async function startCluster(
   const gw = await startGateway(infra, opts.gatewayEnv);
   const orgId = await createOrganization(gw.db, 'acme');
   const { token } = await issueToken(gw.db, orgId);
-  const nc = await connect({ servers: infra.nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+  const nc = await infra.nats.connectHarness();
   const runners = new Map<string, RunnerProcess>();
   const start = async (id: string): Promise<RunnerProcess> => {
     const policy = policies[id] ?? {};
@@ -55,7 +55,7 @@ export async function startCluster(
     const r = startRunner({
       runnerId: id,
       organizationId: orgId,
-      natsUrl: infra.nats.url,
+      nats: await infra.nats.env('runner', id),
       policy,
       policyEtag: `etag-${id}`,
       dir: previous?.dir,

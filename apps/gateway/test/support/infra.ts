@@ -1,4 +1,4 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { startNats, startPostgres, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
 import { createGateway, type RunningGateway } from '../../src/app';
 import { parseGatewayEnv } from '../../src/config/env';
@@ -34,7 +34,7 @@ export async function startGateway(infra: Infra, env: Record<string, string> = {
   return createGateway(
     parseGatewayEnv({
       DATABASE_URL: infra.databaseUrl,
-      NATS_URL: infra.nats.url,
+      ...(await infra.nats.env('gateway', 'gateway')),
       GATEWAY_PORT: '0',
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_AUTH_CACHE_MS: '0',
@@ -49,8 +49,8 @@ export async function startGateway(infra: Infra, env: Record<string, string> = {
 }
 
 /** Counts every message sent to any runner (RPC or stream): proves what never reached one. */
-export async function watchRunnerTraffic(natsUrl: string): Promise<{ count(): number; close(): Promise<void> }> {
-  const nc: NatsConnection = await connect({ servers: natsUrl });
+export async function watchRunnerTraffic(nats: ThrowawayNats): Promise<{ count(): number; close(): Promise<void> }> {
+  const nc: NatsConnection = await nats.connectHarness();
   let n = 0;
   nc.subscribe('rpc.runner.>', { callback: () => void n++ });
   nc.subscribe('stream.runner.>', { callback: () => void n++ });

@@ -20,7 +20,8 @@ function runnerBaseEnv(): NodeJS.ProcessEnv {
 export interface RunnerSpec {
   runnerId: string;
   organizationId: string;
-  natsUrl: string;
+  /** `NATS_URL` and `NATS_CREDS` of this runner. */
+  nats: Record<string, string>;
   policy?: unknown;
   policyEtag?: string;
   heartbeatMs?: number;
@@ -64,7 +65,7 @@ export function startRunner(spec: RunnerSpec): RunnerProcess {
       PADDOCK_ORGANIZATION_ID: spec.organizationId,
       PADDOCK_CLUSTER_ID: `cluster-${spec.runnerId}`,
       PADDOCK_ZONE: 'local-1',
-      NATS_URL: spec.natsUrl,
+      ...spec.nats,
       PADDOCK_RUNNER_CONFIG: configPath,
       PADDOCK_RUNNER_STATE_DIR: stateDir,
       PADDOCK_HEARTBEAT_INTERVAL_MS: String(spec.heartbeatMs ?? 2000),

@@ -52,6 +52,12 @@ export const RunnerEnvSchema = z.object({
   PADDOCK_RUNNER_MODE: z.enum(['serve', 'decommission']).default('serve'),
   /** Why a decommission happens: the runner was deleted, or the platform that started it stopped. */
   PADDOCK_DECOMMISSION_REASON: z.enum(['RUNNER_DELETED', 'RUNNER_STOPPED']).default('RUNNER_DELETED'),
+  /**
+   * Path of the runner's NATS credentials (`.creds`, private to the runner: mode 0600, or 0440 with
+   * the pod's fsGroup), re-read at every reconnect so a rotated file takes effect. Never a value in
+   * the environment: children would inherit it. Unset = no credentials (a server without auth).
+   */
+  NATS_CREDS: z.string().min(1).optional(),
   /** YAML or JSON file `{ runnerId?, revision, policy, policyEtag, identity }`; watched for changes. */
   PADDOCK_RUNNER_CONFIG: z.string().min(1).optional(),
   /** Where the local backend keeps per-sandbox state (cgroup names, labels, logs) across restarts. */

@@ -17,6 +17,7 @@ export async function optionsFromEnv(env: RunnerEnv): Promise<RunnerOptions> {
   if (!runnerId) throw new Error('PADDOCK_RUNNER_ID (or runnerId in the config file) must be set');
   return {
     natsUrl: env.NATS_URL,
+    ...(env.NATS_CREDS ? { natsCredsFile: env.NATS_CREDS } : {}),
     backend: createBackend(env, runnerId),
     identity: {
       runnerId,

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import {
   isTerminalSandboxState,
   PaddockError,
@@ -62,7 +62,7 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
 
   beforeAll(async () => {
     nats = await startNats({ jetstream: false });
-    nc = await connect({ servers: nats.url });
+    nc = await nats.connectHarness();
     nc.subscribe(subjects.sandboxState(runnerId), { callback: (_e, m) => void events.push(SandboxStateEventSchema.parse(m.json())) });
     nc.subscribe(subjects.runnerHeartbeat(runnerId), { callback: (_e, m) => void beats.push(RunnerHeartbeatSchema.parse(m.json())) });
     await nc.flush();
@@ -79,7 +79,7 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
       ...process.env,
       PADDOCK_RUNNER_ID: runnerId,
       PADDOCK_ORGANIZATION_ID: ORG,
-      NATS_URL: nats.url,
+      ...(await nats.env('runner', runnerId)),
       PADDOCK_RUNNER_STATE_DIR: TEST_STATE_ROOT,
       PADDOCK_HEARTBEAT_INTERVAL_MS: '500',
       PADDOCK_CAPACITY_CPU_MILLIS: '64000',

@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { SandboxStateEventSchema, subjects, type SandboxSpecInput, type SandboxState, type SandboxStateEvent } from '@paddock/contracts';
 import { startNats, waitFor, type ThrowawayNats } from '@paddock/testing';
 import { LocalBackend } from '../../src/backend/local';
@@ -36,7 +36,7 @@ export interface Harness {
   runner: RunningRunner;
   runnerId: string;
   stateDir: string;
-  /** The test's own connection (the gateway's role). */
+  /** The test's own connection (the gateway's part, and a watcher of the runner's events). */
   nc: NatsConnection;
   client: RunnerTestClient;
   events: SandboxStateEvent[];
@@ -54,7 +54,7 @@ export async function startHarness(
   const stateDir = join(TEST_STATE_ROOT, runnerId);
   mkdirSync(stateDir, { recursive: true, mode: 0o755 });
   const backend = makeLocalBackend(runnerId, stateDir);
-  const nc = await connect({ servers: nats.url });
+  const nc = await nats.connectHarness();
   const events: SandboxStateEvent[] = [];
   nc.subscribe(subjects.sandboxState(runnerId), {
     callback: (_e, m) => void events.push(SandboxStateEventSchema.parse(m.json())),
@@ -62,6 +62,7 @@ export async function startHarness(
   await nc.flush();
   const runner = await startRunner({
     natsUrl: nats.url,
+    ...(nats.auth ? { natsCredsFile: await nats.credsFile('runner', runnerId) } : {}),
     backend,
     identity: { runnerId, organizationId: ORG },
     ...(opts.configPath ? { configPath: opts.configPath } : {}),

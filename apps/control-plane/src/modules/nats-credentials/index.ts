@@ -1,0 +1,1 @@
+export { NatsCredentialsModule } from './nats-credentials.module';
