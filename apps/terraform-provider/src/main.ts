@@ -1,7 +1,7 @@
 import { coreweaveProvider } from './provider';
 import { createLogger } from './log';
 import { checkHandshakeEnv } from './plugin/handshake';
-import { servePlugin } from './plugin/server';
+import { servePlugin, type RunningPlugin } from './plugin/server';
 
 /** terraform-provider-coreweave: started by Terraform, never by hand. */
 async function main(): Promise<void> {
@@ -14,8 +14,15 @@ async function main(): Promise<void> {
   const provider = coreweaveProvider({ log, env: process.env });
   // Terraform relays Ctrl-C as StopProvider; the signal itself reaches the whole process group.
   process.on('SIGINT', () => log.log('debug', 'SIGINT ignored; Terraform sends StopProvider'));
+  // Registered before serving: a SIGTERM right after the handshake must still remove the socket.
+  const running: { plugin?: RunningPlugin; terminated?: boolean } = {};
+  process.on('SIGTERM', () => {
+    running.terminated = true;
+    if (running.plugin) void running.plugin.close();
+  });
   const plugin = await servePlugin(provider, { clientCertPem: check.clientCertPem, log, socketDir: process.env.PLUGIN_UNIX_SOCKET_DIR });
-  process.on('SIGTERM', () => void plugin.close());
+  running.plugin = plugin;
+  if (running.terminated) await plugin.close();
   await plugin.closed;
   process.exit(0);
 }

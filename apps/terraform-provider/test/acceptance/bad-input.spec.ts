@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { inject } from 'vitest';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '@paddock/testing';
 import { startFixture, type ProviderFixture } from '../support/platform';
@@ -100,14 +101,15 @@ describe('bad input fails with a diagnostic naming the attribute, and writes not
   });
 
   it('`pnpm terraform:install` puts the provider in the implied local mirror of $HOME, executable, for an offline terraform init', () => {
-    const home = f.home;
-    const dir = join(home.home, '.terraform.d', 'plugins', 'registry.terraform.io', 'coreweave', 'coreweave');
+    // The root script ran with HOME at a temporary directory, before the spec files (global setup).
+    const install = inject('rootInstall');
+    const dir = join(install.home, '.terraform.d', 'plugins', 'registry.terraform.io', 'coreweave', 'coreweave');
     expect(readdirSync(dir)).toEqual(['0.26.0']);
-    expect(home.pluginPath).toBe(join(dir, '0.26.0', 'linux_amd64', 'terraform-provider-coreweave_v0.26.0'));
-    expect(statSync(home.pluginPath).mode & 0o111).toBe(0o111);
-    const ws = f.workspace('install');
-    const r = ws.ok('pnpm --dir "$REPO" terraform:install', { REPO: join(__dirname, '..', '..', '..', '..') });
-    expect(r.stdout).toContain(home.pluginPath);
+    const plugin = join(dir, '0.26.0', 'linux_amd64', 'terraform-provider-coreweave_v0.26.0');
+    expect(install.stdout).toContain(`Installed terraform-provider-coreweave 0.26.0 at\n  ${plugin}\n`);
+    expect(statSync(plugin).mode & 0o111).toBe(0o111);
+    expect(readFileSync(plugin, 'utf8').split('\n', 1)[0]).toBe(`#!${process.execPath}`);
+    const ws = f.workspace('install', { HOME: install.home, TF_CLI_CONFIG_FILE: join(f.home.home, '.terraformrc') });
     ws.write('main.tf', SEED_MAIN_TF);
     expect(ws.ok('terraform init').text).toContain('Installing coreweave/coreweave v0.26.0...');
     expect(ws.read('.terraform.lock.hcl')).toContain('provider "registry.terraform.io/coreweave/coreweave"');

@@ -37,7 +37,11 @@ export interface TerraformHome {
 export function terraformHome(): TerraformHome {
   const home = mkdtempSync(join(tmpdir(), 'paddock-tf-home-'));
   writeFileSync(join(home, '.terraformrc'), '');
+  // Terraform's and the plugin's temporary files (the plugin's socket) stay inside the home,
+  // which the fixture deletes, even when a process is killed before it cleans up.
+  mkdirSync(join(home, 'tmp'));
   const env: NodeJS.ProcessEnv = {
+    TMPDIR: join(home, 'tmp'),
     PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
     HOME: home,
     TF_CLI_CONFIG_FILE: join(home, '.terraformrc'),
