@@ -1,0 +1,3 @@
+runner_id  = "[RUNNER-ID]"
+cluster_id = "[CLUSTER-ID]"
+zone       = "[ZONE]"
