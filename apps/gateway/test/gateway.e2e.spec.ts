@@ -93,6 +93,11 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
       const entries = await sb.listDir('/tmp');
       expect(entries.map((e) => e.path.split('/').pop())).toContain('note.txt');
 
+      // Inline (base64 JSON) on the client's side, but more than one NATS message can hold inline.
+      const medium = Buffer.alloc(1_000_000, 0x62);
+      await sb.writeFile('/tmp/medium.bin', medium);
+      expect((await sb.readFile('/tmp/medium.bin')).equals(medium)).toBe(true);
+
       const big = Buffer.alloc(5 * 1024 * 1024 + 7, 0x61);
       await sb.writeFile('/tmp/big.bin', big);
       expect((await sb.readFile('/tmp/big.bin')).equals(big)).toBe(true);
