@@ -74,6 +74,8 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
     {
       await using sb = await Sandbox.run(spec, { client });
       expect(sb.state).toBe('STATE_RUNNING');
+      // The runner's resolution is echoed, even when its RUNNING event beat its create reply.
+      expect((await sb.refresh()).status).toMatchObject({ effectiveMaxLifetimeSeconds: expect.any(Number), effectiveResources: expect.any(Object) });
 
       const p = sb.exec(['sh', '-c', 'echo out; echo err >&2; exit 3']);
       const live: string[] = [];

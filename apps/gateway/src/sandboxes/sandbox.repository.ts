@@ -210,7 +210,9 @@ export class SandboxRepository {
         ...(o.reason !== undefined ? { state_reason: ifNewer<string>(o.reason, 'state_reason') } : {}),
         ...(o.message !== undefined ? { message: ifNewer<string>(o.message, 'message') } : {}),
         ...(o.exitCode !== undefined ? { exit_code: ifNewer<number>(o.exitCode, 'exit_code') } : {}),
-        ...(o.effective ? { effective: sql`CASE WHEN ${newer} THEN ${JSON.stringify(o.effective)}::jsonb ELSE effective END` } : {}),
+        // The resolution is fixed at launch: kept even when a state event already moved the row past
+        // this reply's state (the usual order: the RUNNING event outruns the create reply).
+        ...(o.effective ? { effective: sql`COALESCE(effective, ${JSON.stringify(o.effective)}::jsonb)` } : {}),
         ...(o.state === 'STATE_RUNNING' ? { start_time: sql<Date>`COALESCE(start_time, ${o.at})` } : {}),
         ...(o.rank >= 4 ? { end_time: sql<Date>`COALESCE(end_time, ${o.at})` } : {}),
       })
