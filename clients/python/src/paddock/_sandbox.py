@@ -8,10 +8,9 @@ import json
 import threading
 import time
 import uuid
-import weakref
 from datetime import datetime, timezone
 from types import TracebackType
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Type, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Type, Union
 
 from ._defaults import DEFAULT_GRACEFUL_SHUTDOWN_SECONDS, ClientConfig, SandboxDefaults, resolve_config
 from ._http import Transport, sandbox_path
@@ -42,8 +41,9 @@ _STARTED = frozenset({SandboxStatus.RUNNING, SandboxStatus.PAUSED, SandboxStatus
 
 _transports: Dict[ClientConfig, Transport] = {}
 _transports_lock = threading.Lock()
-#: Sandboxes this process created and has not stopped: stopped at interpreter exit.
-_owned: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
+#: Sandboxes this process created and has not stopped: stopped at interpreter exit. Strong
+#: references on purpose: a handle the program dropped still names a sandbox left running.
+_owned: Set[Sandbox] = set()
 
 
 def _transport_for(config: ClientConfig) -> Transport:
