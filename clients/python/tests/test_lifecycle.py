@@ -20,7 +20,7 @@ from paddock import (
     SandboxStatus,
 )
 
-from ._support import RUN_TAG, RUNNER_ID, SandboxTestCase, gateway_requests, unique_tag
+from ._support import RUN_TAG, RUNNER_ID, SandboxTestCase, gateway_requests, unique_tag, wait_until
 
 CLIENT_SRC = Path(__file__).resolve().parent.parent / "src"
 SANDBOX = "/v1/sandboxes"
@@ -62,7 +62,7 @@ class RunAndWait(SandboxTestCase):
         sb = self.run_sandbox("/no/such/program")
         with self.assertRaises(paddock.SandboxFailedError) as cm:
             sb.wait(timeout=120)
-        self.assertEqual(cm.exception.state_reason, "FAILED_TO_START")
+        self.assertEqual(cm.exception.state_reason, "FAILED_TO_START", f"{sb.state_reason}: {sb.spec}")
         self.assertEqual(cm.exception.sandbox_id, sb.sandbox_id)
         self.assertIn("/no/such/program", str(cm.exception))
         self.assertIs(sb.status, SandboxStatus.FAILED)
@@ -122,8 +122,10 @@ class Stop(SandboxTestCase):
         self.assertEqual(sb.state_reason, "STOPPED_BY_USER")
 
     def test_stop_completes_only_once_the_platform_confirms_the_end(self) -> None:
-        # A main process that ignores SIGTERM lives through its grace period.
-        sb = self.run_sandbox("sh", "-c", "trap '' TERM; sleep 600 & wait").wait(timeout=120)
+        # A main process that ignores SIGTERM lives through its grace period. RUNNING means it
+        # started, not that the shell has installed its trap yet: it says so with a file.
+        sb = self.run_sandbox("sh", "-c", "trap '' TERM; touch /tmp/trap-set; sleep 600 & wait").wait(timeout=120)
+        wait_until(lambda: sb.exec(["test", "-f", "/tmp/trap-set"]).result(timeout=60).returncode == 0, 60, "the trap")
         t0 = time.monotonic()
         sb.stop(graceful_shutdown_seconds=2).result(timeout=120)
         self.assertGreaterEqual(time.monotonic() - t0, 1.5)
@@ -227,7 +229,7 @@ class FindAndDelete(SandboxTestCase):
         self.assertEqual(listed.exec(["echo", "listed"]).result(timeout=60).stdout, "listed\n")
 
         b.stop().result(timeout=120)
-        self.assertEqual(ids(tags=[tag]), {str(a.sandbox_id)})
+        self.assertEqual(ids(tags=[tag]), {str(a.sandbox_id)}, f"a is {a.get_status()} ({a.state_reason}), b is {b.status} ({b.state_reason})")
         self.assertEqual(ids(tags=[tag], status="completed"), {str(b.sandbox_id)})
         self.assertEqual(ids(tags=[tag], show_terminated=True), both)
 
