@@ -7,7 +7,7 @@ import { startTracking } from './process-tracking.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 // Stale reports from an earlier run must never be counted.
-for (const group of ['apps', 'packages']) {
+for (const group of ['apps', 'packages', 'clients']) {
   const base = join(root, group);
   if (!existsSync(base)) continue;
   for (const d of readdirSync(base)) rmSync(join(base, d, '.vitest'), { recursive: true, force: true });

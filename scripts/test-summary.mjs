@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const dirs = [];
-for (const group of ['apps', 'packages']) {
+for (const group of ['apps', 'packages', 'clients']) {
   const base = join(root, group);
   if (!existsSync(base)) continue;
   for (const d of readdirSync(base)) dirs.push(join(base, d));

@@ -74,6 +74,10 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
     {
       await using sb = await Sandbox.run(spec, { client });
       expect(sb.state).toBe('STATE_RUNNING');
+      // The runner's resolution is echoed, even when its RUNNING event beat its create reply.
+      const status = (await sb.refresh()).status;
+      expect(typeof status.effectiveMaxLifetimeSeconds).toBe('number');
+      expect(status.effectiveResources).toBeTypeOf('object');
 
       const p = sb.exec(['sh', '-c', 'echo out; echo err >&2; exit 3']);
       const live: string[] = [];
@@ -92,6 +96,11 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
       expect((await sb.readFile('/tmp/note.txt')).toString()).toBe('written by the sdk');
       const entries = await sb.listDir('/tmp');
       expect(entries.map((e) => e.path.split('/').pop())).toContain('note.txt');
+
+      // Inline (base64 JSON) on the client's side, but more than one NATS message can hold inline.
+      const medium = Buffer.alloc(1_000_000, 0x62);
+      await sb.writeFile('/tmp/medium.bin', medium);
+      expect((await sb.readFile('/tmp/medium.bin')).equals(medium)).toBe(true);
 
       const big = Buffer.alloc(5 * 1024 * 1024 + 7, 0x61);
       await sb.writeFile('/tmp/big.bin', big);

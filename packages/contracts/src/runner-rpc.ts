@@ -26,8 +26,14 @@ const SandboxRef = {
   organizationId: z.string().min(1),
 };
 
-/** Largest payload carried inline (base64 in JSON) by `readFile`/`writeFile`/`exec`; beyond it use a stream. */
-export const MAX_INLINE_FILE_BYTES = 4 * 1024 * 1024;
+/**
+ * Largest file content carried inline (base64 in JSON) by `readFile`/`writeFile`; beyond it use a
+ * stream. Its base64 plus the JSON envelope must fit in one NATS message, and nats-server's
+ * default max_payload is 1 MiB: a 1 MB file inline was refused by NATS (`max_payload size exceeded`).
+ */
+export const MAX_INLINE_FILE_BYTES = 512 * 1024;
+/** Largest `maxOutputBytes` a unary exec may ask for (per stream). */
+export const MAX_UNARY_OUTPUT_BYTES = 4 * 1024 * 1024;
 /** Payload bytes per stream frame: well under nats-server's default 1 MiB max_payload. */
 export const STREAM_CHUNK_BYTES = 64 * 1024;
 /** Default credit (in frames) a receiver grants: 16 × 64 KiB = 1 MiB in flight per stream. */
@@ -103,7 +109,7 @@ export const ExecRequestSchema = z.object({
    */
   timeoutSeconds: z.number().positive().optional(),
   /** Captured bytes per stream; 0/omitted = the platform default cap (1 MiB). */
-  maxOutputBytes: z.number().int().min(0).max(MAX_INLINE_FILE_BYTES).default(0),
+  maxOutputBytes: z.number().int().min(0).max(MAX_UNARY_OUTPUT_BYTES).default(0),
   stdinBase64: z.base64().optional(),
 });
 export type ExecRequest = z.infer<typeof ExecRequestSchema>;

@@ -91,8 +91,9 @@ export class StreamHandlers {
       } else if (header.kind === 'resize') {
         if (header.cols && header.rows) proc.resize(header.cols, header.rows);
       } else if (header.kind === 'cancel') {
+        // The stream stays open: the caller learns of the kill from the exit frame (SIGKILL),
+        // instead of waiting forever on a stream that was closed without a word.
         proc.kill('SIGKILL');
-        ep.close();
       }
     };
     ep.onClose = (err) => {

@@ -34,17 +34,17 @@ describe('runner service: streams over NATS', () => {
   });
   afterAll(async () => h?.stop());
 
+  /** A streamed exec in the suite's sandbox, stdin credit granted. */
+  async function openExec(argv: string[]): Promise<ClientStream> {
+    const stream = h.client.openStream(16);
+    const opened = await h.client.call('execStream', { sandboxId: 'st-1', organizationId: ORG, streamId: stream.streamId, initialCredit: stream.window, argv });
+    stream.grantSend(opened.stdinCredit);
+    return stream;
+  }
+
   it(`round-trips ${100 * SCALE} MiB of binary stdin through cat byte-exact, with memory bounded by the credit window`, async () => {
     const total = 100 * MiB * SCALE;
-    const stream = h.client.openStream(16);
-    const opened = await h.client.call('execStream', {
-      sandboxId: 'st-1',
-      organizationId: ORG,
-      streamId: stream.streamId,
-      initialCredit: stream.window,
-      argv: ['cat'],
-    });
-    stream.grantSend(opened.stdinCredit);
+    const stream = await openExec(['cat']);
     const sentHash = createHash('sha256');
     const recvHash = createHash('sha256');
     let received = 0;
@@ -216,6 +216,16 @@ describe('runner service: streams over NATS', () => {
     second.send({ kind: 'cancel' });
     second.close();
     expect(Buffer.concat(parts).toString()).toBe(expected);
+  }, 60_000);
+
+  it('cancel kills a streamed exec and still ends the stream with its exit (SIGKILL)', async () => {
+    const stream = await openExec(['sh', '-c', 'echo started; sleep 60']);
+    await readUntil(stream, (f) => f.header.kind === 'stdout', () => undefined);
+    stream.send({ kind: 'cancel' });
+    const exit = await readUntil(stream, (f) => f.header.kind === 'exit', () => undefined);
+    stream.close();
+    expect(exit.header.signal).toBe('SIGKILL');
+    expect(exit.header.exitCode).toBe(137);
   }, 60_000);
 
   it('runs the exec timeout and reports it', async () => {
