@@ -13,3 +13,5 @@ export * from './runner-events';
 export * from './runner-rpc';
 export * from './sandbox';
 export * from './json-body';
+export * from './api-token';
+export * from './published-views';
