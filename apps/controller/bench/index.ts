@@ -10,6 +10,7 @@ import {
   buildPackages,
   httpJson,
   latencyStats,
+  provisionControllerRole,
   report,
   row,
   startControlPlaneProcess,
@@ -85,7 +86,7 @@ async function main(): Promise<void> {
 
     // Kubernetes driver.
     const env = parseEnv({
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: await provisionControllerRole(databaseUrl, 'bench-k8s'),
       NATS_URL: nats.url,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,
@@ -147,7 +148,7 @@ async function main(): Promise<void> {
     if (runnerBuilt) {
       const local = await startController(
         parseEnv({
-          DATABASE_URL: databaseUrl,
+          DATABASE_URL: await provisionControllerRole(databaseUrl, 'bench-local'),
           NATS_URL: nats.url,
           PADDOCK_CONTROL_PLANE_URL: cp.url,
           PADDOCK_API_KEY: cp.token,

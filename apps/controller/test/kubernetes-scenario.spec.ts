@@ -5,6 +5,7 @@ import {
   CONTROL_PLANE_ENTRY,
   buildPackages,
   httpJson,
+  provisionControllerRole,
   startControlPlaneProcess,
   startNats,
   startPostgres,
@@ -67,7 +68,7 @@ describe('controller on the Kubernetes API test server', () => {
     kc = k8s.kubeConfig();
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'paddock-system' } } });
     const env = parseEnv({
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: await provisionControllerRole(databaseUrl, 'cks-test'),
       NATS_URL: nats.url,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,

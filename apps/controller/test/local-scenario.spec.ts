@@ -6,6 +6,7 @@ import {
   REPO_ROOT,
   buildPackages,
   httpJson,
+  provisionControllerRole,
   removeStateDir,
   startControlPlaneProcess,
   startNats,
@@ -61,7 +62,8 @@ describe('controller with the local driver and the real runner', () => {
     cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
     stateDir = mkdtempSync(join(tmpdir(), 'paddock-controller-'));
     const env = parseEnv({
-      DATABASE_URL: databaseUrl,
+      // The controller's own role: its cluster's rows only, no writes.
+      DATABASE_URL: await provisionControllerRole(databaseUrl, 'local'),
       NATS_URL: nats.url,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,
