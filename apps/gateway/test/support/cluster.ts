@@ -2,7 +2,6 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import type { RunningGateway } from '../../src/app';
-import { createOrganization, issueToken, upsertRunnerPolicy } from './control-plane-tables';
 import { startGateway, startInfra, type Infra } from './infra';
 import { startRunner, type RunnerProcess } from './runners';
 
@@ -43,15 +42,15 @@ export async function startCluster(
   const policies = { ...POLICIES, ...opts.policies };
   const infra = await startInfra();
   const gw = await startGateway(infra, opts.gatewayEnv);
-  const orgId = await createOrganization(gw.db, 'acme');
-  const { token } = await issueToken(gw.db, orgId);
+  const orgId = infra.cp.organizationId;
+  const { token } = await infra.cp.issueToken('SANDBOX_USER');
   const nc = await connect({ servers: infra.nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
   const runners = new Map<string, RunnerProcess>();
   const start = async (id: string): Promise<RunnerProcess> => {
     const policy = policies[id] ?? {};
-    await upsertRunnerPolicy(gw.db, orgId, id, policy, `etag-${id}`);
+    const policyEtag = await infra.cp.declareRunner(id, policy);
     const previous = runners.get(id);
-    const r = startRunner({ runnerId: id, organizationId: orgId, natsUrl: infra.nats.url, policy, policyEtag: `etag-${id}`, dir: previous?.dir });
+    const r = startRunner({ runnerId: id, organizationId: orgId, natsUrl: infra.nats.url, policy, policyEtag, dir: previous?.dir });
     runners.set(id, r);
     await waitFor(() => gw.registry.isFresh(id), { timeoutMs: 150_000, intervalMs: 100, what: `runner ${id} heartbeat (${r.output().slice(-500)})` });
     return r;
