@@ -7,6 +7,8 @@ import {
   buildPackages,
   freePort,
   httpJson,
+  provisionControllerRole,
+  provisionGatewayRole,
   removeStateDir,
   startAppProcess,
   startControlPlaneProcess,
@@ -46,6 +48,7 @@ export interface ControllerProcess {
 export interface Platform {
   pg: ThrowawayPostgres;
   nats: ThrowawayNats;
+  /** The database as its administrator (the control plane connects so; the others have roles). */
   databaseUrl: string;
   token: string;
   cp: AppProcess & { token: string };
@@ -70,7 +73,9 @@ export async function startPlatform(): Promise<Platform> {
   const cpPort = await freePort();
   let cp = await startControlPlaneProcess({ databaseUrl, natsUrl: nats.url, port: cpPort, env: { PADDOCK_TOKEN_CACHE_TTL_MS: '0' } });
   const token = cp.token;
-  const gwEnv = { DATABASE_URL: databaseUrl, NATS_URL: nats.url, PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn' };
+  // The gateway and each controller connect with their own database roles, as in production.
+  const organizationId = (await httpJson<{ organization: { id: string } }>(cp.url, 'GET', '/v1/auth/whoami', token)).json.organization.id;
+  const gwEnv = { DATABASE_URL: await provisionGatewayRole(databaseUrl), NATS_URL: nats.url, PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn' };
   let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', env: gwEnv });
   const gwPort = gw.port;
   const workDir = mkdtempSync(join(tmpdir(), 'paddock-e2e-'));
@@ -106,10 +111,11 @@ export async function startPlatform(): Promise<Platform> {
     gwApi: (method, path, body) => httpJson(gw.url, method, path, token, body),
     async startController(clusterName, zone, declareRunner) {
       const stateDir = join(workDir, `controller-${clusterName}`);
+      const controllerDatabaseUrl = await provisionControllerRole(databaseUrl, clusterName, organizationId);
       const child = spawn(process.execPath, [ENTRIES.controller], {
         env: {
           ...process.env,
-          DATABASE_URL: databaseUrl,
+          DATABASE_URL: controllerDatabaseUrl,
           NATS_URL: nats.url,
           PADDOCK_CONTROL_PLANE_URL: cp.url,
           PADDOCK_API_KEY: token,

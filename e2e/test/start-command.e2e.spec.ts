@@ -3,6 +3,7 @@ import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, freePort, httpJson, removeStateDir, startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
+import { Client } from 'pg';
 import { buildAll } from '../src/platform';
 
 /**
@@ -77,6 +78,20 @@ describe('pnpm start', () => {
       expect(r.status, `${cmd}\n${r.stdout}\n${r.stderr}`).toBe(0);
       if (cmd.includes('runner get')) expect(r.stdout).toMatch(/local\s+local\s+local\s+READY\s+CONNECTED/);
       if (cmd.includes('exec')) expect(r.stdout).toContain('hello');
+    }
+    // The gateway and the controller are connected with their own roles, never the administrator's.
+    const admin = new Client({ connectionString: pg.urlFor('paddock_start') });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ app: string; role: string }>(
+        "SELECT DISTINCT application_name AS app, usename AS role FROM pg_stat_activity WHERE datname = 'paddock_start' AND application_name IN ('paddock-gateway', 'paddock-controller') ORDER BY 1",
+      );
+      expect(rows).toEqual([
+        { app: 'paddock-controller', role: expect.stringMatching(/^paddock_start_ctl_[0-9a-f]{12}$/) as string },
+        { app: 'paddock-gateway', role: 'paddock_start_gateway' },
+      ]);
+    } finally {
+      await admin.end();
     }
     const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
     const uid = (await httpJson<{ uid: string }>(cpUrl, 'GET', '/v1/sandbox/managedRunners/local', token as string)).json.uid;
