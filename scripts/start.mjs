@@ -5,8 +5,10 @@
 // 2. builds the apps (turbo, cached after the first run), then starts its own nats-server with
 //    authentication on a private port (operator mode, this installation's own account; keys,
 //    configuration and credentials 0600 under `.paddock/nats/`), stopped when this command stops;
-// 3. starts the control plane (migrations + bootstrap token), the gateway, and the controller with
-//    its local driver, which deploys the default runner declared through the control plane API.
+// 3. starts the control plane (migrations + bootstrap token), gives the gateway and the controller
+//    their own database roles (the control plane's `db-access` command, run with DATABASE_URL as
+//    the database's administrator), then starts the gateway, and the controller with its local
+//    driver, which deploys the default runner declared through the control plane API.
 //    Until the controller exists in this checkout, it declares the runner itself and starts it.
 // 4. prints the URLs, the admin token and the next commands; Ctrl-C stops everything it started.
 //
@@ -235,6 +237,19 @@ async function controllerCreds(nats, token) {
   return { NATS_CREDS: file };
 }
 
+// The gateway and the controller connect with roles of their own (what each may read and write
+// is in the operator guide); DATABASE_URL is the administrator that creates them. Each start sets
+// a fresh password: nothing keeps the previous one.
+function databaseRole(args) {
+  const r = spawnSync(process.execPath, [join(root, 'apps/control-plane/dist/db-access.js'), ...args], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: env.DATABASE_URL },
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) fail(`creating the database role (db-access ${args.join(' ')}) failed:\n${r.stderr}`);
+  return r.stdout.trim().split('\n').pop();
+}
+
 async function main() {
   say('checking prerequisites...');
   await checkPrerequisites();
@@ -261,15 +276,18 @@ async function main() {
   await waitReady('control-plane', `${cpUrl}/readyz`);
 
   if (has('gateway')) {
-    say('starting gateway...');
-    startProcess('gateway', [join(root, 'apps/gateway/dist/main.js')], { ...nats?.gateway });
+    say('starting gateway (its own database role)...');
+    startProcess('gateway', [join(root, 'apps/gateway/dist/main.js')], { ...nats?.gateway, DATABASE_URL: databaseRole(['gateway']) });
     await waitReady('gateway', `${gwUrl}/readyz`);
   }
 
   if (has('controller')) {
-    say('starting controller (local driver)...');
+    say('starting controller (local driver, the database role of cluster "local")...');
+    const organization = (await api('GET', `${cpUrl}/v1/auth/whoami`, token)).json?.organization?.id;
+    if (!organization) fail('could not read the admin token\'s organization from the control plane (GET /v1/auth/whoami)');
     startProcess('controller', [join(root, 'apps/controller/dist/main.js')], {
       ...(nats ? await controllerCreds(nats, token) : {}),
+      DATABASE_URL: databaseRole(['controller', '--cluster', 'local', '--organization', organization]),
       PADDOCK_CONTROL_PLANE_URL: cpUrl,
       PADDOCK_API_KEY: token,
       PADDOCK_CONTROLLER_DRIVER: 'local',

@@ -8,6 +8,8 @@ import {
   controllerNatsEnv,
   freePort,
   httpJson,
+  provisionControllerRole,
+  provisionGatewayRole,
   removeStateDir,
   startAppProcess,
   startControlPlaneProcess,
@@ -47,6 +49,7 @@ export interface ControllerProcess {
 export interface Platform {
   pg: ThrowawayPostgres;
   nats: ThrowawayNats;
+  /** The database as its administrator (the control plane connects so; the others have roles). */
   databaseUrl: string;
   token: string;
   cp: AppProcess & { token: string };
@@ -74,7 +77,9 @@ export async function startPlatform(): Promise<Platform> {
   const cpEnv = { PADDOCK_TOKEN_CACHE_TTL_MS: '0', PADDOCK_CONSOLE_GATEWAY_URL: `http://127.0.0.1:${gwPort}` };
   let cp = await startControlPlaneProcess({ databaseUrl, nats, port: cpPort, env: cpEnv });
   const token = cp.token;
-  const gwEnv = { DATABASE_URL: databaseUrl, ...(await nats.env('gateway')), PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn', GATEWAY_CONSOLE_ORIGINS: cp.url };
+  // The gateway and each controller connect with their own database roles, as in production.
+  const organizationId = (await httpJson<{ organization: { id: string } }>(cp.url, 'GET', '/v1/auth/whoami', token)).json.organization.id;
+  const gwEnv = { DATABASE_URL: await provisionGatewayRole(databaseUrl), ...(await nats.env('gateway')), PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn', GATEWAY_CONSOLE_ORIGINS: cp.url };
   let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', port: gwPort, env: gwEnv });
   const workDir = mkdtempSync(join(tmpdir(), 'paddock-e2e-'));
   // mkdtemp makes 0700 directories; sandboxes run as an unprivileged user inside bubblewrap and
@@ -109,12 +114,13 @@ export async function startPlatform(): Promise<Platform> {
     gwApi: (method, path, body) => httpJson(gw.url, method, path, token, body),
     async startController(clusterName, zone, declareRunner) {
       const stateDir = join(workDir, `controller-${clusterName}`);
-      // As an admin sets a cluster up: register it, issue its controller's NATS user.
+      // As an admin sets a cluster up: register it, issue its controller's NATS user and its database role.
       const { env: natsEnv } = await controllerNatsEnv({ url: cp.url, token }, nats, { name: clusterName, zone }, join(workDir, 'controller-creds'));
+      const controllerDatabaseUrl = await provisionControllerRole(databaseUrl, clusterName, organizationId);
       const child = spawn(process.execPath, [ENTRIES.controller], {
         env: {
           ...process.env,
-          DATABASE_URL: databaseUrl,
+          DATABASE_URL: controllerDatabaseUrl,
           ...natsEnv,
           PADDOCK_CONTROL_PLANE_URL: cp.url,
           PADDOCK_API_KEY: token,

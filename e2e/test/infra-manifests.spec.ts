@@ -80,6 +80,15 @@ describe('deployment manifests (infra/k8s)', () => {
         const binding = objects.find((o) => o.kind === 'ClusterRoleBinding') as unknown as { subjects: { namespace: string }[] };
         expect(binding.subjects[0]?.namespace).toBe(objects.find((o) => o.kind === 'Namespace')?.metadata.name);
       });
+
+      it('connects the gateway and the controller to Postgres with database roles of their own, never the control plane\'s', () => {
+        type Env = { name: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
+        const databaseUrlOf = (name: string): Env | undefined =>
+          (objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name) as unknown as { spec: { template: { spec: { containers: { env?: Env[] }[] } } } }).spec.template.spec.containers[0]?.env?.find((e) => e.name === 'DATABASE_URL');
+        expect(databaseUrlOf('paddock-gateway')?.valueFrom?.secretKeyRef).toEqual({ name: 'paddock-gateway-db', key: 'DATABASE_URL' });
+        expect(databaseUrlOf('paddock-controller')?.valueFrom?.secretKeyRef).toEqual({ name: 'paddock-controller-db', key: 'DATABASE_URL' });
+        expect(databaseUrlOf('paddock-control-plane')).toBeUndefined();
+      });
     });
   }
 

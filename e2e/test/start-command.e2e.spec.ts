@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { REPO_ROOT, freePort, httpJson, processesUsing, removeStateDir, startPostgres, waitFor, type ThrowawayPostgres } from '@paddock/testing';
+import { Client } from 'pg';
 import { buildAll } from '../src/platform';
 
 /**
@@ -109,6 +110,20 @@ describe('pnpm start', () => {
     const files = ['operator.nk', 'account.nk', 'server.conf', ...readdirSync(join(natsDir, 'signing')).map((f) => `signing/${f}`), ...readdirSync(join(natsDir, 'creds')).map((f) => `creds/${f}`)];
     expect(files).toEqual(expect.arrayContaining(['creds/gateway-gateway.creds', 'creds/control-plane-control-plane.creds', 'creds/controller-local.creds']));
     for (const f of files) expect([f, (statSync(join(natsDir, f)).mode & 0o777).toString(8)]).toEqual([f, '600']);
+    // The gateway and the controller are connected with their own roles, never the administrator's.
+    const admin = new Client({ connectionString: pg.urlFor('paddock_start') });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ app: string; role: string }>(
+        "SELECT DISTINCT application_name AS app, usename AS role FROM pg_stat_activity WHERE datname = 'paddock_start' AND application_name IN ('paddock-gateway', 'paddock-controller') ORDER BY 1",
+      );
+      expect(rows).toEqual([
+        { app: 'paddock-controller', role: expect.stringMatching(/^paddock_start_ctl_[0-9a-f]{12}$/) as string },
+        { app: 'paddock-gateway', role: 'paddock_start_gateway' },
+      ]);
+    } finally {
+      await admin.end();
+    }
     const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
     // The printed console URL serves the built console, which is told where the gateway is, and
     // the gateway lets that origin call it.

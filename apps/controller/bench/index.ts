@@ -10,6 +10,7 @@ import {
   controllerNatsEnv,
   httpJson,
   latencyStats,
+  provisionControllerRole,
   report,
   row,
   startControlPlaneProcess,
@@ -85,7 +86,7 @@ async function main(): Promise<void> {
 
     // Kubernetes driver.
     const env = parseEnv({
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: await provisionControllerRole(databaseUrl, 'bench-k8s'),
       ...(await controllerNatsEnv(cp, nats, { name: 'bench-k8s', zone: 'us-east-1' }, join(stateDir, 'creds'))).env,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,
@@ -147,7 +148,7 @@ async function main(): Promise<void> {
     if (runnerBuilt) {
       const local = await startController(
         parseEnv({
-          DATABASE_URL: databaseUrl,
+          DATABASE_URL: await provisionControllerRole(databaseUrl, 'bench-local'),
           ...(await controllerNatsEnv(cp, nats, { name: 'bench-local', zone: 'local' }, join(stateDir, 'creds'))).env,
           PADDOCK_CONTROL_PLANE_URL: cp.url,
           PADDOCK_API_KEY: cp.token,

@@ -2,6 +2,10 @@ import { join } from 'node:path';
 import { z } from 'zod';
 
 const Env = z.object({
+  /**
+   * This cluster's own database role (`node apps/control-plane/dist/db-access.js controller
+   * --cluster NAME` prints it): it reads this cluster's runners and log positions and writes nothing.
+   */
   DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/paddock'),
   NATS_URL: z.string().default('nats://127.0.0.1:4222'),
   /**

@@ -1,13 +1,12 @@
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { RUNNER_STREAM_TYPE, subjects, type RunnerInstallReport } from '@paddock/contracts';
-import { createPostgresDb, Processor } from '@paddock/event-store';
+import { CP_RUNNER_LOG_V1, subjects, type ControllerReadModels, type RunnerInstallReport } from '@paddock/contracts';
+import { createPostgresDb, LogFollower } from '@paddock/event-store';
 import { connectNats } from '@paddock/nats';
-import type { Kysely } from 'kysely';
 import type { ControllerEnv } from './config';
 import { ControlPlaneClient } from './cp-client';
-import { DesiredSource, type CpRunnersTable } from './desired-source';
+import { DesiredSource } from './desired-source';
 import type { ClusterDriver } from './drivers/driver';
 import { KubernetesDriver } from './drivers/kubernetes.driver';
 import { LocalDriver } from './drivers/local.driver';
@@ -69,7 +68,7 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
 
   const nc = await connectNats({ servers: env.NATS_URL, credsFile: env.NATS_CREDS, name: `paddock-controller-${controllerId}`, maxReconnectAttempts: -1, waitOnFirstConnect: true });
   const credentials = env.NATS_CREDS ? new ControlPlaneRunnerCredentials(nc, cluster.id) : undefined;
-  const db = createPostgresDb<CpRunnersTable>(env.DATABASE_URL, { max: 4, applicationName: 'paddock-controller' });
+  const db = createPostgresDb<ControllerReadModels>(env.DATABASE_URL, { max: 4, applicationName: 'paddock-controller' });
   const source = new DesiredSource(db, cluster.id);
   // The heartbeat tracker exists before the queue (the driver needs it), so it reaches the queue late.
   const queueRef: { current?: WorkQueue } = {};
@@ -103,11 +102,11 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
           onLeading: (term) => {
             if (stopping) return;
             log('Leadership acquired', { term });
-            void processor.start().then(() => resync()).catch((e: unknown) => log('Start after election failed', { error: String(e) }));
+            void follower.start().then(() => resync()).catch((e: unknown) => log('Start after election failed', { error: String(e) }));
           },
           onLost: () => {
             log('Leadership lost; stepping down');
-            void processor.stop();
+            void follower.stop();
           },
         },
       )
@@ -126,12 +125,14 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
   const reconciler = new RunnerReconciler(source, driver, sink, { clusterId: cluster.id, controllerId, fencingToken, now: () => new Date(), log });
   // A deposed leader must not write: leadership is checked right before each reconcile.
   // A key that arrives while leadership is in doubt (renewal late under load) is looked at again
-  // shortly instead of dropped; a real follower gets no keys (no processor, no resync).
+  // shortly instead of dropped; a replica that does not lead gets no keys (no log follower, no resync).
   const q = new WorkQueue(async (uid) => (isLeader() ? reconciler.reconcile(uid) : { requeueAfterMs: 1_000 }), { onError: (uid, e) => log('Reconcile failed', { uid, error: e instanceof Error ? e.message : String(e) }) });
   queueRef.current = q;
 
   const resync = async (): Promise<void> => {
     if (stopping || !isLeader() || !(await source.ready())) return;
+    // The view may appear after start (the control plane migrates later): follow it from then on.
+    if (!follower.isRunning && !stopping) await follower.start();
     for (const d of await source.all()) {
       uidByRunnerId.set(d.runnerId, d.uid);
       q.add(d.uid);
@@ -145,21 +146,21 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
     log('Default runner declared', { runnerId: env.PADDOCK_DECLARE_DEFAULT_RUNNER, result: r });
   }
 
-  // Events are wake-up hints (level-based reconcile): the processor's checkpoint only records how
-  // far the hints have been read; a crash between hint and reconcile is healed by the resync below.
-  const processor = new Processor(db as unknown as Kysely<never>, {
-    processorId: `controller-${cluster.id}`,
-    streamTypes: [RUNNER_STREAM_TYPE],
-    owner: controllerId,
-    handle: async (_trx, events) => {
-      for (const e of events) q.add(e.streamId.slice(RUNNER_STREAM_TYPE.length + 1));
+  // Events are wake-up hints (level-based reconcile): the follower's cursor lives in memory and
+  // starts at the log's horizon, and the resync that follows every start covers everything
+  // before it, so the controller's database role needs to write nothing (not even a checkpoint).
+  // The view carries positions and runner uids of this cluster only, no payloads.
+  const follower = new LogFollower(db, {
+    relation: CP_RUNNER_LOG_V1.name,
+    columns: ['runner_uid'] satisfies (keyof typeof CP_RUNNER_LOG_V1.columns)[],
+    handle: (positions) => {
+      for (const p of positions) q.add(CP_RUNNER_LOG_V1.row.shape.runner_uid.parse(p.columns.runner_uid));
     },
     onError: (e) => log('Event log consumer error', { error: e instanceof Error ? e.message : String(e) }),
   });
   if (elector) {
     elector.start();
   } else {
-    if (await source.ready()) await processor.start();
     await resync();
   }
   const timer = setInterval(() => void resync().catch((e: unknown) => log('Resync failed', { error: String(e) })), env.PADDOCK_RESYNC_MS);
@@ -177,7 +178,7 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
       elector?.stop();
       q.stop();
       heartbeats.stop();
-      await processor.stop();
+      await follower.stop();
       if (env.PADDOCK_CONTROLLER_STOP_RUNNERS_ON_EXIT) {
         log('Stopping the runners this controller started, and their sandboxes');
         await driver.stopRunners?.();

@@ -1,27 +1,15 @@
 import { sql, type Kysely } from 'kysely';
-import type { DesiredRunner, RunnerDeploymentSpec } from './desired';
+import { CP_RUNNERS_V1, type ControllerReadModels } from '@paddock/contracts';
+import type { DesiredRunner } from './desired';
 
-/** The columns of the control plane's `cp_runners` read model the controller reads (read-only). */
-export interface CpRunnersTable {
-  cp_runners: {
-    uid: string;
-    organization_id: string;
-    runner_id: string;
-    cluster_id: string;
-    zone: string;
-    runner_group_id: string;
-    install_status: string;
-    target_revision: number;
-    target_image: string;
-    deployment_spec: unknown;
-    policy: unknown;
-    policy_etag: string;
-  };
-}
-
-type Row = CpRunnersTable['cp_runners'];
-
-function toDesired(r: Row): DesiredRunner {
+/** A view row, checked against its contract: a mismatch names the runner and the column. */
+function toDesired(row: unknown): DesiredRunner {
+  const parsed = CP_RUNNERS_V1.row.safeParse(row);
+  if (!parsed.success) {
+    const where = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`${CP_RUNNERS_V1.name} row ${JSON.stringify((row as { uid?: unknown }).uid)} does not match its contract: ${where}`);
+  }
+  const r = parsed.data;
   return {
     uid: r.uid,
     organizationId: r.organization_id,
@@ -32,36 +20,50 @@ function toDesired(r: Row): DesiredRunner {
     deleting: r.install_status === 'RUNNER_INSTALL_STATUS_DELETING',
     targetRevision: r.target_revision,
     targetImage: r.target_image,
-    policy: (r.policy ?? null),
+    policy: r.policy,
     policyEtag: r.policy_etag,
-    deploymentSpec: r.deployment_spec as RunnerDeploymentSpec,
+    deploymentSpec: r.deployment_spec,
   };
 }
 
 /**
- * Desired state comes from the projection, never from event payloads: events only say which
- * runner to look at again. Reads go to the primary (the same DATABASE_URL the control plane
- * writes), so a reconcile never sees a state older than the event that woke it.
+ * Desired state comes from the control plane's published view `cp_runners_v1`, never from event
+ * payloads: events only say which runner to look at again. The controller's database role sees
+ * the rows of its own cluster only (row-level security); the cluster filter below is the same
+ * rule said again. Reads go to the primary (the database the control plane writes), so a
+ * reconcile never sees a state older than the event that woke it.
  */
 export class DesiredSource {
   constructor(
-    private readonly db: Kysely<CpRunnersTable>,
+    private readonly db: Kysely<ControllerReadModels>,
     private readonly clusterId: string,
   ) {}
 
   async byUid(uid: string): Promise<DesiredRunner | undefined> {
-    const r = await this.db.selectFrom('cp_runners').selectAll().where('uid', '=', uid).where('cluster_id', '=', this.clusterId).executeTakeFirst();
+    const r = await this.db.selectFrom('cp_runners_v1').selectAll().where('uid', '=', uid).where('cluster_id', '=', this.clusterId).executeTakeFirst();
     return r ? toDesired(r) : undefined;
   }
 
   async all(): Promise<DesiredRunner[]> {
-    const rows = await this.db.selectFrom('cp_runners').selectAll().where('cluster_id', '=', this.clusterId).execute();
+    const rows = await this.db.selectFrom('cp_runners_v1').selectAll().where('cluster_id', '=', this.clusterId).execute();
     return rows.map(toDesired);
   }
 
-  /** True when the control plane's schema exists (the controller may start before its first migration). */
+  /**
+   * True when the control plane's view exists (the controller may start before its first
+   * migration). A view this role may not read is a configuration error, said as such.
+   */
   async ready(): Promise<boolean> {
-    const r = await sql<{ t: string | null }>`select to_regclass('public.cp_runners')::text as t`.execute(this.db);
-    return Boolean(r.rows[0]?.t);
+    const r = await sql<{ present: boolean; readable: boolean | null }>`
+      SELECT to_regclass(${`public.${CP_RUNNERS_V1.name}`}) IS NOT NULL AS present,
+             CASE WHEN to_regclass(${`public.${CP_RUNNERS_V1.name}`}) IS NOT NULL
+                  THEN has_table_privilege(${`public.${CP_RUNNERS_V1.name}`}, 'SELECT') END AS readable`.execute(this.db);
+    const row = r.rows[0];
+    if (row?.present && !row.readable) {
+      throw new Error(
+        `this controller's database role may not read ${CP_RUNNERS_V1.name}: connect with the role made for this cluster (node apps/control-plane/dist/db-access.js controller --cluster NAME)`,
+      );
+    }
+    return Boolean(row?.present);
   }
 }

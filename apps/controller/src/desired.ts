@@ -1,9 +1,9 @@
-import type { Policy } from '@paddock/contracts';
+import type { CpRunnerV1, DeploymentSpec } from '@paddock/contracts';
 
 /**
- * The desired state of one runner, read from the control plane's `cp_runners` read model (the
- * fold of the runner's event stream). The controller never interprets events step by step: an
- * event only says "look at this runner again" (level-based reconcile, STYLE B.9).
+ * The desired state of one runner, read from the control plane's published view `cp_runners_v1`
+ * (the fold of the runner's event stream). The controller never interprets events step by step: an
+ * event only says "look at this runner again" (level-based reconcile).
  */
 export interface DesiredRunner {
   uid: string;
@@ -16,28 +16,11 @@ export interface DesiredRunner {
   deleting: boolean;
   targetRevision: number;
   targetImage: string;
-  policy: Policy | null;
+  /** The stored policy document (validated by the control plane); null = the platform default. */
+  policy: CpRunnerV1['policy'];
   policyEtag: string;
-  deploymentSpec: RunnerDeploymentSpec;
-}
-
-/** The rendered Deployment settings (`deploymentSpec` of the runner resource). */
-export interface RunnerDeploymentSpec {
-  image: string;
-  imagePullPolicy: string;
-  gatewayServer: string;
-  serviceAccount: string;
-  resources: { cpuRequest?: string; memoryRequest?: string; cpuLimit?: string; memoryLimit?: string };
-  scaling: { replicas?: number; autoscalingEnabled?: boolean; minReplicas?: number; maxReplicas?: number };
-  tolerations: { key?: string; operator?: string; value?: string; effect?: string }[];
-  nodeSelector: Record<string, string>;
-  affinity?: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  env: Record<string, string>;
-  args: string[];
-  cpuRuntimeClass: string;
-  gpuRuntimeClass: string;
+  /** The Deployment the control plane rendered, in the shape both sides import from contracts. */
+  deploymentSpec: DeploymentSpec;
 }
 
 /** What the runner reads from its config file (a mounted ConfigMap, or a file the local driver writes). */
@@ -48,7 +31,7 @@ export interface RunnerConfigFile {
   zone: string;
   runnerGroupId: string;
   revision: number;
-  policy: Policy | null;
+  policy: CpRunnerV1['policy'];
   policyEtag: string;
 }
 

@@ -25,6 +25,7 @@ const desired = (over: Partial<DesiredRunner> = {}): DesiredRunner => ({
     gatewayServer: 'nats://nats:4222',
     serviceAccount: 'runner',
     resources: { cpuRequest: '1', memoryRequest: '2Gi', cpuLimit: '4', memoryLimit: '8Gi' },
+    initResources: { cpuRequest: '50m', memoryRequest: '64Mi' },
     scaling: { replicas: 1 },
     tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'system', effect: 'NoSchedule' }],
     nodeSelector: { 'node-pool': 'system' },

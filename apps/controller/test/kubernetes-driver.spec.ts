@@ -22,6 +22,7 @@ const desired: DesiredRunner = {
     gatewayServer: 'nats://nats:4222',
     serviceAccount: 'runner',
     resources: {},
+    initResources: { cpuRequest: '50m', memoryRequest: '64Mi' },
     scaling: { replicas: 1 },
     tolerations: [],
     nodeSelector: {},

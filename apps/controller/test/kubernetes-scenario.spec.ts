@@ -6,6 +6,7 @@ import {
   buildPackages,
   controllerNatsEnv,
   httpJson,
+  provisionControllerRole,
   startControlPlaneProcess,
   startNats,
   startPostgres,
@@ -79,7 +80,7 @@ describe('controller on the Kubernetes API test server', () => {
     kc = k8s.kubeConfig();
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'paddock-system' } } });
     const env = parseEnv({
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: await provisionControllerRole(databaseUrl, 'cks-test'),
       ...natsEnv,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,

@@ -7,6 +7,7 @@ import {
   buildPackages,
   controllerNatsEnv,
   httpJson,
+  provisionControllerRole,
   removeStateDir,
   startControlPlaneProcess,
   startNats,
@@ -68,7 +69,8 @@ describe('controller with the local driver and the real runner', () => {
     stateDir = mkdtempSync(join(tmpdir(), 'paddock-controller-'));
     const { env: natsEnv } = await controllerNatsEnv(cp, nats, { name: 'local', zone: 'local' }, join(stateDir, 'controller-creds'));
     controllerEnv = parseEnv({
-      DATABASE_URL: databaseUrl,
+      // The controller's own role: its cluster's rows only, no writes.
+      DATABASE_URL: await provisionControllerRole(databaseUrl, 'local'),
       ...natsEnv,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,

@@ -2,10 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { subjects } from '@paddock/contracts';
-import { latencyStats, report, row, startNats, startPostgres, timeSequential, waitFor, type BenchRow } from '@paddock/testing';
-import { createGatewayDb } from '../src/db/database';
-import { migrateGatewayToLatest } from '../src/db/migrate';
-import { createControlPlaneTables, createOrganization, issueToken, upsertRunnerPolicy } from '../test/support/control-plane-tables';
+import { latencyStats, provisionGatewayRole, report, row, startNats, startPostgres, timeSequential, waitFor, type BenchRow } from '@paddock/testing';
+import { startControlPlane } from '../test/support/control-plane';
 import { startRunner } from '../test/support/runners';
 import { IMAGE } from '../test/support/cluster';
 import { bwrapInCgroupMs, concurrentBwrapsMs, fastifyRoundTripMs, natsRequestReplyMs, p50, twoPgCommitsMs } from './floors';
@@ -26,19 +24,19 @@ const progress = (stage: string): void => void process.stderr.write(`[bench] ${n
 
 async function main(): Promise<void> {
   const [pg, nats] = await Promise.all([startPostgres(), startNats()]);
+  // The real control plane (migrations, fixtures through its API) and the gateway's own role.
   const databaseUrl = await pg.createDatabase('bench');
-  const db = createGatewayDb(databaseUrl, 2);
-  await createControlPlaneTables(db);
-  await migrateGatewayToLatest(db);
-  const orgId = await createOrganization(db, 'bench');
-  const { token } = await issueToken(db, orgId);
-  await upsertRunnerPolicy(db, orgId, 'r-bench', {}, 'etag-r-bench');
+  const cp = await startControlPlane(databaseUrl, nats.url);
+  const gatewayDatabaseUrl = await provisionGatewayRole(databaseUrl);
+  const orgId = cp.organizationId;
+  const { token } = await cp.issueToken('SANDBOX_USER');
+  const policyEtag = await cp.declareRunner('r-bench', {});
 
-  const runner = startRunner({ runnerId: 'r-bench', organizationId: orgId, nats: await nats.env('runner', 'r-bench'), policy: {}, policyEtag: 'etag-r-bench', heartbeatMs: 1000, capacitySandboxes: 500 });
+  const runner = startRunner({ runnerId: 'r-bench', organizationId: orgId, nats: await nats.env('runner', 'r-bench'), policy: {}, policyEtag, heartbeatMs: 1000, capacitySandboxes: 500 });
   const port = 18000 + Math.floor(Math.random() * 2000);
   // The gateway as its own process (its Nest shell injects by explicit tokens, so tsx runs it).
   const gateway: ChildProcess = spawn(process.execPath, ['--conditions=@paddock/source', '--import', 'tsx', join(__dirname, '..', 'src', 'main.ts')], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, ...(await nats.env('gateway', 'gateway')), GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_LOG_LEVEL: 'error' },
+    env: { PATH: process.env.PATH, DATABASE_URL: gatewayDatabaseUrl, ...(await nats.env('gateway', 'gateway')), GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_LOG_LEVEL: 'error' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   // An interrupted bench still tears down what it started (the helpers clean up on 'exit').
@@ -222,7 +220,7 @@ async function main(): Promise<void> {
   } finally {
     gateway.kill('SIGTERM');
     await runner.stop();
-    await db.destroy();
+    await cp.stop();
     await nats.stop();
     pg.stop();
   }

@@ -1,6 +1,5 @@
 export { createGateway, buildOpenApi, type RunningGateway } from './app';
 export { parseGatewayEnv, type GatewayConfig } from './config/env';
 export { migrateGatewayToLatest, GATEWAY_MIGRATION_TABLE } from './db/migrate';
-export { hashToken } from './auth/token-authenticator';
 export { planPlacement, type PlacementCandidate, type PlacementPlan } from './placement/placement';
 export { EXEC_STREAM_PATH, CHANNEL_STDOUT, CHANNEL_STDERR } from './http/exec-websocket';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { Client } from 'pg';
 import type { RunningGateway } from '../src/app';
 import { TokenAuthenticator } from '../src/auth/token-authenticator';
-import { createOrganization, issueToken, revokeToken } from './support/control-plane-tables';
 import { http, startGateway, startInfra, watchRunnerTraffic, type Infra } from './support/infra';
 
 /**
@@ -13,7 +13,7 @@ describe('gateway authentication and tenant isolation (GW-7)', () => {
   let infra: Infra;
   let gw: RunningGateway;
   let orgA: string;
-  let orgB: string;
+  let adminA: string;
   let tokenA: string;
   let tokenB: string;
   let revoked: string;
@@ -23,12 +23,14 @@ describe('gateway authentication and tenant isolation (GW-7)', () => {
     infra = await startInfra();
     // No runner exists here; a long grace keeps the reconciler from failing the fixture row as RUNNER_LOST.
     gw = await startGateway(infra, { GATEWAY_RUNNER_LOST_GRACE_MS: '600000' });
-    orgA = await createOrganization(gw.db, 'org-a');
-    orgB = await createOrganization(gw.db, 'org-b');
-    tokenA = (await issueToken(gw.db, orgA)).token;
-    tokenB = (await issueToken(gw.db, orgB, 'SANDBOX_ADMIN')).token;
-    const r = await issueToken(gw.db, orgA);
-    await revokeToken(gw.db, r.id);
+    const a = await infra.cp.createOrganization('org-a');
+    const b = await infra.cp.createOrganization('org-b');
+    orgA = a.id;
+    adminA = a.adminToken;
+    tokenA = (await infra.cp.issueToken('SANDBOX_USER', adminA)).token;
+    tokenB = b.adminToken;
+    const r = await infra.cp.issueToken('SANDBOX_USER', adminA);
+    await infra.cp.revokeToken(r.id, adminA);
     revoked = r.token;
     // A sandbox row of org A, as placement would have written it (no runner is needed to prove isolation).
     await sql`
@@ -42,11 +44,19 @@ describe('gateway authentication and tenant isolation (GW-7)', () => {
   });
 
   it('gives byte-identical 401s to missing, malformed, unknown, revoked and deleted-org tokens, and none reaches a runner', async () => {
-    const deletedOrg = await createOrganization(gw.db, 'gone');
-    const orphan = await issueToken(gw.db, deletedOrg);
-    await sql`ALTER TABLE cp_api_tokens DISABLE TRIGGER ALL`.execute(gw.db);
-    await sql`DELETE FROM cp_organizations WHERE id = ${deletedOrg}::uuid`.execute(gw.db);
-    await sql`ALTER TABLE cp_api_tokens ENABLE TRIGGER ALL`.execute(gw.db);
+    // A token whose organization row is gone (no API deletes organizations; the database's
+    // administrator does it here, past the foreign key, as a botched manual cleanup would).
+    const gone = await infra.cp.createOrganization('gone');
+    const orphan = { token: gone.adminToken };
+    const admin = new Client({ connectionString: infra.adminUrl });
+    await admin.connect();
+    try {
+      await admin.query('ALTER TABLE cp_api_tokens DISABLE TRIGGER ALL');
+      await admin.query('DELETE FROM cp_organizations WHERE id = $1::uuid', [gone.id]);
+      await admin.query('ALTER TABLE cp_api_tokens ENABLE TRIGGER ALL');
+    } finally {
+      await admin.end();
+    }
 
     const traffic = await watchRunnerTraffic(infra.nats);
     const bad: (string | undefined)[] = [
@@ -110,7 +120,7 @@ describe('gateway authentication and tenant isolation (GW-7)', () => {
 
   it('concurrent requests that miss the token cache share one database lookup, for known and unknown tokens alike', async () => {
     const auth = new TokenAuthenticator(gw.db, 5_000);
-    const fresh = (await issueToken(gw.db, orgA)).token;
+    const fresh = (await infra.cp.issueToken('SANDBOX_USER', adminA)).token;
     const principals = await Promise.all(Array.from({ length: 50 }, () => auth.authenticate(`Bearer ${fresh}`)));
     expect(new Set(principals.map((p) => p.organizationId))).toEqual(new Set([orgA]));
     expect(auth.lookups).toBe(1);
@@ -126,9 +136,9 @@ describe('gateway authentication and tenant isolation (GW-7)', () => {
   });
 
   it('stops accepting a token as soon as it is revoked (revocation delay configured to 0)', async () => {
-    const t = await issueToken(gw.db, orgA);
+    const t = await infra.cp.issueToken('SANDBOX_USER', adminA);
     expect((await http(gw.url, 'GET', '/v1/sandboxes', t.token)).status).toBe(200);
-    await revokeToken(gw.db, t.id);
+    await infra.cp.revokeToken(t.id, adminA);
     expect((await http(gw.url, 'GET', '/v1/sandboxes', t.token)).status).toBe(401);
   });
 

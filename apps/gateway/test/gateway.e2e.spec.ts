@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { Client } from 'pg';
 import WebSocket from 'ws';
 import { NoSuitableRunnerError, PaddockClient, Sandbox, SandboxExecutionError, type SandboxResource } from '@paddock/sdk';
 import { waitFor } from '@paddock/testing';
@@ -295,11 +296,14 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
   });
 
   describe('faults (NATS kills, runner crash, no control plane)', () => {
-  it('keeps serving without any control-plane process, even with the control plane’s read model gone', async () => {
-    // There is no control-plane process in this test at all: tokens are read from the shared
-    // database, runners are learned from their heartbeats.
+  it('keeps serving without any control-plane process, even with the control plane’s published views gone', async () => {
+    // No control-plane process during this test: tokens are checked in the shared database,
+    // runners are learned from their heartbeats.
     const sb = await Sandbox.run(specWith('250m'), { client });
-    await sql`ALTER TABLE cp_runners RENAME TO cp_runners_unavailable`.execute(c.gw.db);
+    await c.infra.cp.stop();
+    const admin = new Client({ connectionString: c.infra.adminUrl });
+    await admin.connect();
+    await admin.query('ALTER VIEW cp_runner_policies_v1 RENAME TO cp_runner_policies_v1_unavailable');
     try {
       // A second gateway that never saw the read model: placement falls back to "policy unknown"
       // and lets each runner's own resolution decide.
@@ -325,7 +329,9 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
         await gw2.close();
       }
     } finally {
-      await sql`ALTER TABLE cp_runners_unavailable RENAME TO cp_runners`.execute(c.gw.db);
+      await admin.query('ALTER VIEW cp_runner_policies_v1_unavailable RENAME TO cp_runner_policies_v1');
+      await admin.end();
+      await c.infra.cp.restart();
     }
     await sb.stop();
   });

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { PaddockClient, Sandbox } from '@paddock/sdk';
 import { waitFor } from '@paddock/testing';
 import { specWith, useCluster, type Cluster } from './support/cluster';
-import { createOrganization, issueToken } from './support/control-plane-tables';
 import { http } from './support/infra';
 
 interface View {
@@ -63,8 +62,8 @@ describe('gateway :purge', () => {
   });
 
   it('purgeAll stops every live sandbox of the caller`s organization and none of another`s', async () => {
-    const otherOrg = await createOrganization(c.gw.db, `other-${randomUUID().slice(0, 8)}`);
-    const { token: other } = await issueToken(c.gw.db, otherOrg);
+    const { adminToken: otherAdmin } = await c.infra.cp.createOrganization(`other-${randomUUID().slice(0, 8)}`);
+    const { token: other } = await c.infra.cp.issueToken('SANDBOX_USER', otherAdmin);
     // Another organization's purgeAll sees only its own sandboxes (none): ours keep running.
     const ours = [await create(c.token, ['a']), await create(c.token, [])];
     await running(c.token, ours);

@@ -4,7 +4,6 @@ import { subjects } from '@paddock/contracts';
 import { waitFor, type ThrowawayNats } from '@paddock/testing';
 import type { RunningGateway } from '../src/app';
 import { specWith, startCluster, type Cluster } from './support/cluster';
-import { createOrganization, issueToken } from './support/control-plane-tables';
 import { http, startGateway } from './support/infra';
 
 const RUNNER = 'r-medium';
@@ -120,8 +119,7 @@ describe('gateway sandbox route cache coherence', () => {
     const cached = c.gw.routes.get(c.orgId, id);
     expect(cached).toBeDefined();
 
-    const orgB = await createOrganization(c.gw.db, `other-${randomUUID().slice(0, 8)}`);
-    const tokenB = (await issueToken(c.gw.db, orgB, 'SANDBOX_ADMIN')).token;
+    const tokenB = (await c.infra.cp.createOrganization(`other-${randomUUID().slice(0, 8)}`)).adminToken;
     const missing = randomUUID();
     const execs = await watchExecs(c.infra.nats);
     for (const [method, suffix, body] of [

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { IMAGE, specWith, startCluster, type Cluster } from './support/cluster';
-import { createOrganization, issueToken } from './support/control-plane-tables';
 import { waitFor } from '@paddock/testing';
 import { http, startGateway } from './support/infra';
 
@@ -67,8 +66,8 @@ describe('gateway :wait long poll', () => {
   it('gives a foreign or missing id the same not_found as GET, and refuses a bad timeout naming the field', async () => {
     const created = await http(c.gw.url, 'POST', '/v1/sandboxes', c.token, { spec: specWith('250m') });
     const id = (created.json as View).sandboxId;
-    const otherOrg = await createOrganization(c.gw.db, `other-${randomUUID().slice(0, 8)}`);
-    const { token: foreign } = await issueToken(c.gw.db, otherOrg);
+    const { adminToken: otherAdmin } = await c.infra.cp.createOrganization(`other-${randomUUID().slice(0, 8)}`);
+    const { token: foreign } = await c.infra.cp.issueToken('SANDBOX_USER', otherAdmin);
 
     const missing = await http(c.gw.url, 'GET', `/v1/sandboxes/${randomUUID()}:wait?timeoutSeconds=1`, c.token);
     const foreignWait = await http(c.gw.url, 'GET', `/v1/sandboxes/${id}:wait?timeoutSeconds=1`, foreign);

@@ -17,3 +17,5 @@ export * from './public-api';
 export * from './nats-permissions';
 export * from './runner-env';
 export * from './nats-credentials';
+export * from './api-token';
+export * from './published-views';

@@ -21,15 +21,10 @@ import {
  *   (`RUNNERS_PROJECTION_TABLE`) in the same transaction, so the table is always exactly the fold of
  *   the streams (plus heartbeat columns, which are not events).
  *
- * The in-cluster controller should treat `cp_runners` as the desired state (level-based) and use the
- * event log only as a wake-up signal: read `readAll({ streamTypes: ['managed_runner'] })` after its
- * checkpoint, then reconcile the runners the events name. Changes are additive only (new optional
- * fields); a breaking change gets a new event type name.
- *
- * Desired-state columns of `cp_runners` a controller needs: `uid`, `organization_id`, `runner_id`,
- * `cluster_id`, `zone`, `runner_group_id`, `install_status` (DELETING = tear down), `target_revision`,
- * `target_image`, `deployment_spec` (jsonb, the rendered Deployment), `policy` (jsonb, null = platform
- * default), `policy_etag`, `spec` (jsonb), `allow_privileged_profile_annotations`, `profile_bindings`.
+ * The in-cluster controller treats the published view `cp_runners_v1` as the desired state
+ * (level-based) and the log only as a wake-up signal, through the view `cp_runner_log_v1`
+ * (positions and runner uids of its own cluster, no payloads; see `published-views.ts`). Changes
+ * are additive only (new optional fields); a breaking change gets a new event type name.
  */
 export const RUNNER_STREAM_TYPE = 'managed_runner';
 export const PROFILE_TEMPLATE_STREAM_TYPE = 'profile_template';

@@ -20,11 +20,16 @@ export {
 export { EventStore, type EventStoreOptions, type Folder, type HandleOptions } from './event-store';
 export {
   readAll,
+  readPositions,
   compareCursors,
   type ReadAllOptions,
   type ReadAllResult,
+  type ReadPositionsOptions,
+  type ReadPositionsResult,
+  type LogPosition,
   type LogFilter,
 } from './global-log';
+export { LogFollower, type LogFollowerOptions } from './log-follower';
 export { Processor, type ProcessorOptions, type ProcessorLag } from './processor';
 export { LogWaker, LOG_CHANNEL } from './log-waker';
 export { createPostgresDb, logWakerOf, type PostgresDbOptions } from './postgres';

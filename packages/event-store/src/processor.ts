@@ -3,6 +3,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { CheckpointConflictError } from './errors';
 import { LOG_ORDER, afterCursor, filterSql, readAll, type LogFilter } from './global-log';
 import type { LogWaker } from './log-waker';
+import { LogLoop, type StepOutcome } from './log-loop';
 import { logWakerOf } from './postgres';
 import { START_CURSOR, type EventStoreTables, type LogCursor, type RecordedEvent } from './types';
 
@@ -31,10 +32,6 @@ export interface ProcessorLag {
   checkpoint: LogCursor;
 }
 
-type StepOutcome = 'progress' | 'idle' | 'held';
-
-const MIN_RETRY_MS = 2;
-
 /**
  * An async consumer of the global log. Each batch runs `handle(trx, events)` and moves the
  * checkpoint with compare-and-set in the SAME transaction, so an effect is committed exactly
@@ -42,26 +39,19 @@ const MIN_RETRY_MS = 2;
  * checks `owner`: `start()` takes ownership, and an older instance that wakes up later fails its
  * next CAS with CheckpointConflictError and stops — it can never move the checkpoint back.
  */
-export class Processor<DB = EventStoreTables> {
+export class Processor<DB = EventStoreTables> extends LogLoop {
   readonly owner: string;
   private cursor: LogCursor = START_CURSOR;
   private persisted: LogCursor = START_CURSOR;
-  private running = false;
-  private loop: Promise<void> | undefined;
-  private wakeSleeper: (() => void) | undefined;
-  private woken = false;
-  private unsubscribe: (() => void) | undefined;
   private failure: CheckpointConflictError | undefined;
-  private readonly progressWaiters = new Set<() => void>();
-  private readonly waker: LogWaker | undefined;
   readonly stats = { batches: 0, events: 0, handlerErrors: 0, emptyReads: 0, heldReads: 0 };
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly opts: ProcessorOptions<DB>,
   ) {
+    super(opts.waker === false ? undefined : (opts.waker ?? logWakerOf(db)), opts.pollIntervalMs ?? 1000, (e) => opts.onError?.(e));
     this.owner = opts.owner ?? randomUUID();
-    this.waker = opts.waker === false ? undefined : (opts.waker ?? logWakerOf(db));
   }
 
   /** Everything up to here has been handled (in memory; the durable copy is in es_processors). */
@@ -74,12 +64,8 @@ export class Processor<DB = EventStoreTables> {
     return this.failure;
   }
 
-  get isRunning(): boolean {
-    return this.running;
-  }
-
   async start(): Promise<void> {
-    if (this.running) return;
+    if (this.isRunning) return;
     // Taking ownership fences any older instance of this processor (its next CAS fails).
     const { rows } = await sql<{ transaction_id: string; global_position: string }>`
       INSERT INTO es_processors (processor_id, owner) VALUES (${this.opts.processorId}, ${this.owner})
@@ -93,18 +79,7 @@ export class Processor<DB = EventStoreTables> {
       globalPosition: row.global_position,
     };
     this.failure = undefined;
-    this.running = true;
-    if (this.waker) this.unsubscribe = await this.waker.subscribe(() => this.wake());
-    this.loop = this.run();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
-    await this.loop;
-    this.loop = undefined;
+    await this.startLoop();
   }
 
   /** Resolves once every event committed before this call (and matching the filter) is handled. */
@@ -117,7 +92,7 @@ export class Processor<DB = EventStoreTables> {
     if (!snap) throw new Error('whenCaughtUp: no snapshot');
     for (;;) {
       if (this.failure) throw this.failure;
-      if (!this.running) throw new Error(`processor ${this.opts.processorId} is not running`);
+      if (!this.isRunning) throw new Error(`processor ${this.opts.processorId} is not running`);
       const pending = await sql<{ pending: boolean }>`
         SELECT EXISTS (
           SELECT 1 FROM es_messages
@@ -157,46 +132,17 @@ export class Processor<DB = EventStoreTables> {
     };
   }
 
-  private async run(): Promise<void> {
-    const poll = this.opts.pollIntervalMs ?? 1000;
-    let retryMs = MIN_RETRY_MS;
-    let consecutiveErrors = 0;
-    while (this.running) {
-      let outcome: StepOutcome;
-      try {
-        outcome = await this.step();
-      } catch (e) {
-        this.opts.onError?.(e);
-        if (e instanceof CheckpointConflictError) {
-          this.failure = e;
-          this.running = false;
-          break;
-        }
-        this.stats.handlerErrors++;
-        consecutiveErrors++;
-        // Back off a failing batch; commits must not turn the retry into a hot loop, so only
-        // stop() interrupts this sleep.
-        await this.sleep(Math.min(poll, 10 * 2 ** Math.min(consecutiveErrors, 10)), false);
-        continue;
-      }
-      consecutiveErrors = 0;
-      this.notifyProgress();
-      if (outcome === 'progress') {
-        retryMs = MIN_RETRY_MS;
-      } else if (outcome === 'held') {
-        // Committed events wait behind an open transaction; its end sends no wake-up when it
-        // rolls back, so look again soon (backing off to the poll interval).
-        await this.sleep(retryMs);
-        retryMs = Math.min(poll, retryMs * 2);
-      } else {
-        retryMs = MIN_RETRY_MS;
-        await this.sleep(poll);
-      }
-    }
-    this.notifyProgress();
+  protected override endsLoop(error: unknown): boolean {
+    if (!(error instanceof CheckpointConflictError)) return false;
+    this.failure = error;
+    return true;
   }
 
-  private async step(): Promise<StepOutcome> {
+  protected override countError(): void {
+    this.stats.handlerErrors++;
+  }
+
+  protected async step(): Promise<StepOutcome> {
     const batch = await readAll(this.db, {
       after: this.cursor,
       limit: this.opts.batchSize ?? 100,
@@ -229,55 +175,5 @@ export class Processor<DB = EventStoreTables> {
     this.stats.batches++;
     this.stats.events += batch.events.length;
     return 'progress';
-  }
-
-  private wake(): void {
-    const sleeper = this.wakeSleeper;
-    if (sleeper) {
-      this.wakeSleeper = undefined;
-      sleeper();
-    } else {
-      this.woken = true;
-    }
-  }
-
-  /** Sleeps up to `ms`; a wake-up ends it early when `wakeable`, stop() always does. */
-  private sleep(ms: number, wakeable = true): Promise<void> {
-    if (!this.running || (wakeable && this.woken)) {
-      this.woken = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.wakeSleeper = undefined;
-        resolve();
-      }, ms);
-      const sleeper = (): void => {
-        if (!wakeable && this.running) {
-          this.wakeSleeper = sleeper; // a commit, not a stop: keep backing off
-          return;
-        }
-        clearTimeout(timer);
-        resolve();
-      };
-      this.wakeSleeper = sleeper;
-    });
-  }
-
-  private notifyProgress(): void {
-    for (const w of this.progressWaiters) w();
-    this.progressWaiters.clear();
-  }
-
-  private nextProgress(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.progressWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.progressWaiters.add(done);
-    });
   }
 }

@@ -6,3 +6,4 @@ export { percentile, latencyStats, timeSequential, row, medianOf, report, type B
 export { REPO_ROOT, buildPackages, startAppProcess, startControlPlaneProcess, controllerNatsEnv, CONTROL_PLANE_ENTRY, httpJson, type AppProcess } from './app-process';
 export { seedRunnerYaml } from './seeds';
 export { processesUsing, removeStateDir } from './state-dirs';
+export { DB_ACCESS_ENTRY, provisionGatewayRole, provisionControllerRole } from './db-roles';

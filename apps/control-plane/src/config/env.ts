@@ -1,6 +1,5 @@
+import { API_TOKEN_PATTERN } from '@paddock/contracts';
 import { z } from 'zod';
-
-const TOKEN_SHAPE = /^pdk_[A-Za-z0-9_-]{16,128}$/;
 
 /**
  * The control plane's whole configuration, read from the environment once in `main.ts`
@@ -31,7 +30,7 @@ export const EnvSchema = z.object({
    */
   PADDOCK_BOOTSTRAP_TOKEN: z
     .string()
-    .regex(TOKEN_SHAPE, 'must look like pdk_<16..128 chars of [A-Za-z0-9_-]>')
+    .regex(API_TOKEN_PATTERN, 'must look like pdk_<16..128 chars of [A-Za-z0-9_-]>')
     .optional(),
   /** If set, a generated bootstrap token is also written to this file (mode 0600). */
   PADDOCK_TOKEN_FILE: z.string().min(1).optional(),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, AppsV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { subjects } from '@paddock/contracts';
+import { subjects, type ControllerReadModels } from '@paddock/contracts';
 import { createPostgresDb } from '@paddock/event-store';
 import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
 import {
@@ -11,6 +11,7 @@ import {
   buildPackages,
   controllerNatsEnv,
   httpJson,
+  provisionControllerRole,
   startControlPlaneProcess,
   startNats,
   startPostgres,
@@ -20,7 +21,6 @@ import {
   type ThrowawayPostgres,
 } from '@paddock/testing';
 import type { Kysely } from 'kysely';
-import type { CpRunnersTable } from '../../src/desired-source';
 import { CONTROLLER_ENTRY, ControllerProcess } from '../support/controller-process';
 import { CountingProxy } from '../support/counting-proxy';
 import { driftOf } from '../support/drift';
@@ -45,9 +45,11 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
   let nats: ThrowawayNats;
   let cp: AppProcess & { token: string };
   let k8s: K8sTestServer;
-  let db: Kysely<CpRunnersTable>;
+  let db: Kysely<ControllerReadModels>;
   let dir: string;
   let databaseUrl: string;
+  /** Each cluster's controller connects with its own database role (made in beforeAll). */
+  const controllerUrls = new Map<string, string>();
   const procs: ControllerProcess[] = [];
   const proxies: CountingProxy[] = [];
   const api = <T>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> => httpJson<T>(cp.url, method, path, cp.token, body);
@@ -61,9 +63,11 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
   };
 
   const controller = async (cluster: string, id: string, opts: { server?: string; leaseS?: number } = {}): Promise<ControllerProcess> => {
+    const url = controllerUrls.get(cluster);
+    if (!url) throw new Error(`no database role was made for cluster ${cluster}`);
     const { env: natsEnv } = await controllerNatsEnv(cp, nats, { name: cluster, zone: 'us-east-1' }, join(dir, 'creds', id));
     const p = new ControllerProcess({
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: url,
       ...natsEnv,
       PADDOCK_CONTROL_PLANE_URL: cp.url,
       PADDOCK_API_KEY: cp.token,
@@ -114,7 +118,9 @@ describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
     cp = await startControlPlaneProcess({ databaseUrl, nats, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
     k8s = await startK8sTestServer({ nodes: [{ name: 'node-1' }, { name: 'node-2' }] });
     await k8s.kubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'paddock-system' } } });
-    db = createPostgresDb<CpRunnersTable>(databaseUrl, { max: 2 });
+    for (const c of ['k1-c0', 'k1-c1', 'k1-c2', 'k1-c3', 'k2', 'k3', 'k5']) controllerUrls.set(c, await provisionControllerRole(databaseUrl, c));
+    // The drift check reads every cluster's rows: as the database's owner, not as a controller.
+    db = createPostgresDb<ControllerReadModels>(databaseUrl, { max: 2 });
     dir = mkdtempSync(join(tmpdir(), 'paddock-controller-faults-'));
   }, 600_000);
 

@@ -2,7 +2,8 @@ import type { K8sTestServer } from '@paddock/k8s-testserver';
 import { sql, type Kysely } from 'kysely';
 import { buildRunnerObjects } from '../../src/builders/runner.manifests';
 import { LABEL_COMPONENT, LABEL_RUNNER_UID, runnerNatsSecretName, runnerNamespace } from '../../src/builders/names';
-import { DesiredSource, type CpRunnersTable } from '../../src/desired-source';
+import type { ControllerReadModels } from '@paddock/contracts';
+import { DesiredSource } from '../../src/desired-source';
 
 interface Container {
   name?: string;
@@ -16,13 +17,13 @@ interface DeploymentLike {
 const envOf = (c: Container | undefined): string => JSON.stringify((c?.env ?? []).map((e) => [e.name, e.value ?? '']));
 
 /**
- * Differences between the projections (`cp_runners`) and the cluster: every live runner's
+ * Differences between the projections (`cp_runners_v1`, read as the database's owner: every cluster) and the cluster: every live runner's
  * Deployment (revision annotation, image, env, replicas) and ConfigMap content must be exactly what
  * the builders make of its projection, with its NATS credentials Secret when NATS has
  * authentication; deleted runners must have left nothing behind.
  */
-export async function driftOf(db: Kysely<CpRunnersTable>, k8s: K8sTestServer, nats: { url: string; auth: boolean }): Promise<string[]> {
-  const clusters = await sql<{ cluster_id: string }>`select distinct cluster_id from cp_runners`.execute(db);
+export async function driftOf(db: Kysely<ControllerReadModels>, k8s: K8sTestServer, nats: { url: string; auth: boolean }): Promise<string[]> {
+  const clusters = await sql<{ cluster_id: string }>`select distinct cluster_id from cp_runners_v1`.execute(db);
   const drift: string[] = [];
   const live = new Set<string>();
   for (const { cluster_id } of clusters.rows) {

@@ -1,6 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import { PaddockError, RoleSchema, type Role } from '@paddock/contracts';
+import { sql, type Kysely } from 'kysely';
+import { API_TOKEN_PATTERN, CP_TOKEN_PRINCIPAL_V1, PaddockError, hashApiToken, type Role } from '@paddock/contracts';
 import type { GatewayDatabase } from '../db/database';
 
 export interface Principal {
@@ -15,11 +14,7 @@ export interface Principal {
   sourceIp?: string;
 }
 
-/** `pdk_` + base64url; anything else is refused before the database is asked. */
-const TOKEN_SHAPE = /^pdk_[A-Za-z0-9_-]{16,256}$/;
 const MAX_CACHED = 10_000;
-
-export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
 /**
  * The single error every authentication failure produces (missing, malformed, unknown, revoked,
@@ -30,7 +25,8 @@ export function unauthenticated(): PaddockError {
 }
 
 /**
- * Authenticates bearer tokens against the control plane's `cp_api_tokens` (read-only). Lookups,
+ * Authenticates bearer tokens with the control plane's published lookup `cp_token_principal_v1`
+ * (by hash: the gateway's database role cannot read the token table itself). Lookups,
  * hits and misses alike, are cached for `cacheMs`: that is the bound on how long a revoked token
  * keeps working, and it keeps auth off the database on the hot path.
  */
@@ -59,7 +55,7 @@ export class TokenAuthenticator {
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const token = parseBearer(authorization);
     if (!token) throw unauthenticated();
-    const hash = hashToken(token);
+    const hash = hashApiToken(token);
     const principal = await this.lookup(hash);
     if (!principal) throw unauthenticated();
     return principal;
@@ -78,16 +74,11 @@ export class TokenAuthenticator {
   private async query(hash: string): Promise<Principal | null> {
     const t = this.now();
     this.lookups++;
-    const row = await this.db
-      .selectFrom('cp_api_tokens as t')
-      .innerJoin('cp_organizations as o', 'o.id', 't.organization_id')
-      .select(['t.id', 't.organization_id', 't.role', 't.token_hash'])
-      .where('t.token_hash', '=', hash)
-      .where('t.revoked_at', 'is', null)
-      .executeTakeFirst();
-    const role = RoleSchema.safeParse(row?.role);
-    const principal: Principal | null =
-      row && role.success && sameHash(row.token_hash, hash) ? { organizationId: row.organization_id, role: role.data, tokenId: row.id } : null;
+    const { rows } = await sql<unknown>`SELECT * FROM ${sql.id(CP_TOKEN_PRINCIPAL_V1.name)}(${hash})`.execute(this.db);
+    // No row: unknown, revoked or organization gone. A row off its contract is a deployment
+    // error (control plane and gateway disagree), not a bad token: it must not read as one.
+    const row = rows[0] === undefined ? null : CP_TOKEN_PRINCIPAL_V1.row.parse(rows[0]);
+    const principal: Principal | null = row ? { organizationId: row.organization_id, role: row.role, tokenId: row.token_id } : null;
     if (this.cacheMs > 0) {
       if (this.cache.size >= MAX_CACHED) {
         const oldest = this.cache.keys().next();
@@ -103,11 +94,5 @@ export function parseBearer(header: string | undefined): string | null {
   if (!header) return null;
   const m = /^Bearer\s+(\S+)$/i.exec(header.trim());
   const token = m?.[1];
-  return token && TOKEN_SHAPE.test(token) ? token : null;
-}
-
-function sameHash(storedHex: string, computedHex: string): boolean {
-  const a = Buffer.from(storedHex, 'hex');
-  const b = Buffer.from(computedHex, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
+  return token && API_TOKEN_PATTERN.test(token) ? token : null;
 }

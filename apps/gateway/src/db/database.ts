@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type ColumnType, type Generated } from 'kysely';
 import { Pool, types } from 'pg';
+import { GATEWAY_DB_SCHEMA, type GatewayReadModels } from '@paddock/contracts';
 
 // int8 (state_sequence) as a JS number: sequences are microsecond clocks, well inside 2^53.
 types.setTypeParser(20, (v) => Number(v));
@@ -50,32 +51,23 @@ export interface GwSandboxesTable {
   updated_at: Timestamp;
 }
 
-/** Control-plane tables the gateway reads (never writes). */
-export interface CpApiTokensTable {
-  id: string;
-  organization_id: string;
-  name: string;
-  role: string;
-  token_hash: string;
-  token_prefix: string;
-  created_at: Timestamp;
-  revoked_at: Timestamp | null;
-  last_used_at: Timestamp | null;
-}
-export interface CpOrganizationsTable {
-  id: string;
-  name: string;
-  created_at: Timestamp;
+/**
+ * The gateway's tables (in its own schema, `gateway`) and the control plane's published views it
+ * may read (`public`, contracts in `@paddock/contracts`). Its database role can read nothing else
+ * of the control plane's and write nothing outside its schema.
+ */
+export interface GatewayDatabase extends GatewayReadModels {
+  gw_sandboxes: GwSandboxesTable;
 }
 
-export interface GatewayDatabase {
-  gw_sandboxes: GwSandboxesTable;
-  cp_api_tokens: CpApiTokensTable;
-  cp_organizations: CpOrganizationsTable;
-}
+/**
+ * Unqualified names resolve in the gateway's schema first, then in `public` (the control plane's
+ * published views): the gateway's SQL never names a schema.
+ */
+export const GATEWAY_SEARCH_PATH = `${GATEWAY_DB_SCHEMA},public`;
 
 export function createGatewayDb(databaseUrl: string, max = 10): Kysely<GatewayDatabase> {
   return new Kysely<GatewayDatabase>({
-    dialect: new PostgresDialect({ pool: new Pool({ connectionString: databaseUrl, max }) }),
+    dialect: new PostgresDialect({ pool: new Pool({ connectionString: databaseUrl, max, application_name: 'paddock-gateway', options: `-c search_path=${GATEWAY_SEARCH_PATH}` }) }),
   });
 }

@@ -1,13 +1,13 @@
-import { sql, type Kysely } from 'kysely';
-import { PolicySchema, type Policy, type RunnerHeartbeat } from '@paddock/contracts';
+import type { Kysely } from 'kysely';
+import { CP_RUNNER_POLICIES_V1, PolicySchema, type Policy, type RunnerHeartbeat } from '@paddock/contracts';
 import { DEFAULT_POLICY } from '@paddock/policy';
 import type { GatewayDatabase } from '../db/database';
 
 /**
  * Where placement learns a runner's policy. Heartbeats carry only the policy's etag, and the
  * runner RPC has no op that returns the document, so the gateway reads the control plane's
- * runner read model (`cp_runners.policy`, `policy_etag`) from the shared database, read-only,
- * and trusts it only when its etag equals the one the runner says it applies. The database is
+ * published view `cp_runner_policies_v1` (its only access to runner rows), and trusts a policy
+ * only when its etag equals the one the runner says it applies. The database is
  * there even when the control-plane process is down. Anything else is "policy unknown": the
  * gateway still tries that runner and lets the runner's own resolution decide.
  *
@@ -35,16 +35,20 @@ export class PolicySource {
   private async fetch(hb: RunnerHeartbeat): Promise<Policy | null> {
     if (Date.now() < this.skipReadModelUntil) return null;
     try {
-      const r = await sql<{ policy: unknown; policy_etag: string | null }>`
-        SELECT policy, policy_etag FROM cp_runners
-        WHERE runner_id = ${hb.runnerId} AND organization_id::text = ${hb.organizationId}`.execute(this.db);
-      const row = r.rows[0];
-      if (!row || row.policy_etag !== hb.policyEtag) return null;
+      const found = await this.db
+        .selectFrom('cp_runner_policies_v1')
+        .selectAll()
+        .where('runner_id', '=', hb.runnerId)
+        .where('organization_id', '=', hb.organizationId)
+        .executeTakeFirst();
+      if (!found) return null;
+      const row = CP_RUNNER_POLICIES_V1.row.parse(found);
+      if (row.policy_etag !== hb.policyEtag) return null;
       if (row.policy === null) return DEFAULT_POLICY;
       const parsed = PolicySchema.safeParse(row.policy);
       return parsed.success ? parsed.data : null;
     } catch (e) {
-      // 42P01: the control plane's read model is not in this database (gateway deployed alone).
+      // 42P01: the control plane's view is not in this database (gateway deployed alone).
       if ((e as { code?: string }).code === '42P01') this.skipReadModelUntil = Date.now() + 30_000;
       return null;
     }

@@ -2,7 +2,6 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import type { RunningGateway } from '../../src/app';
-import { createOrganization, issueToken, upsertRunnerPolicy } from './control-plane-tables';
 import { startGateway, startInfra, type Infra } from './infra';
 import { startRunner, type RunnerProcess } from './runners';
 
@@ -43,13 +42,13 @@ export async function startCluster(
   const policies = { ...POLICIES, ...opts.policies };
   const infra = await startInfra();
   const gw = await startGateway(infra, opts.gatewayEnv);
-  const orgId = await createOrganization(gw.db, 'acme');
-  const { token } = await issueToken(gw.db, orgId);
+  const orgId = infra.cp.organizationId;
+  const { token } = await infra.cp.issueToken('SANDBOX_USER');
   const nc = await infra.nats.connectHarness();
   const runners = new Map<string, RunnerProcess>();
   const start = async (id: string): Promise<RunnerProcess> => {
     const policy = policies[id] ?? {};
-    await upsertRunnerPolicy(gw.db, orgId, id, policy, `etag-${id}`);
+    const policyEtag = await infra.cp.declareRunner(id, policy);
     const previous = runners.get(id);
     const capacitySandboxes = opts.sandboxCapacity?.[id];
     const r = startRunner({
@@ -57,7 +56,7 @@ export async function startCluster(
       organizationId: orgId,
       nats: await infra.nats.env('runner', id),
       policy,
-      policyEtag: `etag-${id}`,
+      policyEtag,
       dir: previous?.dir,
       ...(capacitySandboxes !== undefined ? { capacitySandboxes } : {}),
     });

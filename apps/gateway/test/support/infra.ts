@@ -1,29 +1,37 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { startNats, startPostgres, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
+import { provisionGatewayRole, startNats, startPostgres, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
 import { createGateway, type RunningGateway } from '../../src/app';
 import { parseGatewayEnv } from '../../src/config/env';
-import { createGatewayDb } from '../../src/db/database';
-import { createControlPlaneTables } from './control-plane-tables';
+import { startControlPlane, type ControlPlane } from './control-plane';
 
 export interface Infra {
   pg: ThrowawayPostgres;
   nats: ThrowawayNats;
+  cp: ControlPlane;
+  /** The database as its administrator (the test server's superuser): for fixtures no API makes. */
+  adminUrl: string;
+  /** The gateway's own role, as production runs it. */
   databaseUrl: string;
   stop(): Promise<void>;
 }
 
-/** Private Postgres + NATS for one test file, with the control plane's tables in place. */
+/**
+ * Private Postgres + NATS for one test file, the real control plane on them (its migrations, its
+ * API for fixtures), and the gateway's database role made by the control plane's `db-access`.
+ */
 export async function startInfra(): Promise<Infra> {
   const [pg, nats] = await Promise.all([startPostgres(), startNats()]);
-  const databaseUrl = await pg.createDatabase('paddock');
-  const db = createGatewayDb(databaseUrl, 1);
-  await createControlPlaneTables(db);
-  await db.destroy();
+  const adminUrl = await pg.createDatabase('paddock');
+  const cp = await startControlPlane(adminUrl, nats);
+  const databaseUrl = await provisionGatewayRole(adminUrl);
   return {
     pg,
     nats,
+    cp,
+    adminUrl,
     databaseUrl,
     async stop() {
+      await cp.stop();
       await nats.stop();
       pg.stop();
     },

@@ -1,8 +1,8 @@
 import type { ColumnType, Generated } from 'kysely';
 
 /**
- * Read by the gateway too (read-only, same database): keep these table and column names stable.
- * See ./README.md.
+ * The control plane's own: the gateway reaches them only through the published lookup
+ * `cp_token_principal_v1` (see ./README.md).
  */
 export interface OrganizationsTable {
   id: string;

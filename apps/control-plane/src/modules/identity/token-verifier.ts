@@ -3,7 +3,8 @@ import { AppConfig } from '../../config/app-config';
 import { Clock } from '../../infrastructure/tokens';
 import type { AuthenticatedCaller } from './caller';
 import { IdentityRepository } from './identity.repository';
-import { hashesEqual, hashToken, TOKEN_PATTERN } from './token-crypto';
+import { API_TOKEN_PATTERN, hashApiToken } from '@paddock/contracts';
+import { hashesEqual } from './token-crypto';
 
 interface CacheEntry {
   caller: AuthenticatedCaller | null;
@@ -33,8 +34,8 @@ export class TokenVerifier {
 
   /** Returns the caller, or undefined for a malformed, unknown or revoked token (indistinguishably). */
   async verify(token: string): Promise<AuthenticatedCaller | undefined> {
-    if (!TOKEN_PATTERN.test(token)) return undefined;
-    const hash = hashToken(token);
+    if (!API_TOKEN_PATTERN.test(token)) return undefined;
+    const hash = hashApiToken(token);
     const ttl = this.config.tokenCacheTtlMs;
     const now = Date.now();
     if (ttl > 0) {

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { PaddockError } from '@paddock/contracts';
+import { API_TOKEN_PREFIX_LENGTH, PaddockError, hashApiToken } from '@paddock/contracts';
 import { Clock, IdGenerator } from '../../infrastructure/tokens';
 import type { Role } from './caller';
 import { IdentityRepository, type ApiTokenRow, type OrganizationRow } from './identity.repository';
-import { hashToken, newApiToken, TOKEN_PREFIX_LENGTH } from './token-crypto';
+import { newApiToken } from './token-crypto';
 import { TokenVerifier } from './token-verifier';
 
 /** API view of a token: never the secret, never the hash. */
@@ -126,7 +126,7 @@ export class TokensService {
       }
     }
     if (opts.bootstrapToken) {
-      const hash = hashToken(opts.bootstrapToken);
+      const hash = hashApiToken(opts.bootstrapToken);
       if (!(await this.repo.findTokenByHash(hash))) {
         try {
           await this.repo.insertToken({
@@ -135,7 +135,7 @@ export class TokensService {
             name: 'bootstrap',
             role: 'SANDBOX_ADMIN',
             hash,
-            prefix: opts.bootstrapToken.slice(0, TOKEN_PREFIX_LENGTH),
+            prefix: opts.bootstrapToken.slice(0, API_TOKEN_PREFIX_LENGTH),
             at: this.clock.now(),
           });
         } catch (e) {

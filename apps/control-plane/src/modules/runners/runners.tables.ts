@@ -8,7 +8,9 @@ type Json<T> = ColumnType<T, string, string>;
  * the same transaction as every append (see `runner-row.projection.ts`). Heartbeat columns
  * (`last_heartbeat_time`, `observed_*`) are the exception: the intake updates them directly, since
  * heartbeats are not events. Removed runners have no row. Unique indexes enforce one runner id per
- * organization and one runner per cluster, so concurrent creates race safely.
+ * organization and one runner per cluster, so concurrent creates race safely. Other processes
+ * never read this table's shape: they read the versioned views published from it
+ * (`cp_runners_v1`, `cp_runner_policies_v1`; contracts in `@paddock/contracts`).
  */
 export interface RunnersTable {
   uid: string;
