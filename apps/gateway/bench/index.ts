@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const [pg, nats] = await Promise.all([startPostgres(), startNats()]);
   // The real control plane (migrations, fixtures through its API) and the gateway's own role.
   const databaseUrl = await pg.createDatabase('bench');
-  const cp = await startControlPlane(databaseUrl, nats.url);
+  const cp = await startControlPlane(databaseUrl, nats);
   const gatewayDatabaseUrl = await provisionGatewayRole(databaseUrl);
   const orgId = cp.organizationId;
   const { token } = await cp.issueToken('SANDBOX_USER');

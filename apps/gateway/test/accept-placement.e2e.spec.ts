@@ -3,7 +3,6 @@ import type { Kysely } from 'kysely';
 import { createGatewayDb, type GatewayDatabase } from '../src/db/database';
 import { migrateGatewayToLatest } from '../src/db/migrate';
 import { SandboxRepository } from '../src/sandboxes/sandbox.repository';
-import { createOrganization } from './support/control-plane-tables';
 import { startInfra, type Infra } from './support/infra';
 
 /**
@@ -27,7 +26,7 @@ describe('gateway: the create reply after the RUNNING event', () => {
 
   it('keeps the state the event set and records the resolution the reply carries', async () => {
     const repo = new SandboxRepository(db);
-    const orgId = await createOrganization(db, `org-${randomUUID().slice(0, 8)}`);
+    const orgId = (await infra.cp.createOrganization(`org-${randomUUID().slice(0, 8)}`)).id;
     const id = randomUUID();
     const placement = { decidedAt: new Date().toISOString(), candidates: ['r1'], verdicts: [], attempts: [], winner: null };
     await repo.insertPending({ id, organizationId: orgId, requestId: null, requestFingerprint: 'f', spec: {}, tags: [], runnerId: 'r1', runnerGroupId: 'default', placement, now: new Date() });
