@@ -167,6 +167,21 @@ describe('local backend: every sandbox in its own network namespace', () => {
     expect((await baseline()).chains).toHaveLength(1);
     expect(await probeFromSandbox(t, 'default-a', [`${host}:${listener.port}`])).toEqual({ [`${host}:${listener.port}`]: 'closed' });
   }, 60_000);
+
+  it('removes the table, veths and namespaces of a runner whose state directory is gone', async () => {
+    const gone = makeBackend();
+    await gone.backend.networks().setup('orphan', { kind: 'unrestricted' });
+    expect(networkLeftovers(gone)).toEqual({ netns: [expect.any(String)], veths: [expect.any(String)], table: true });
+    rmSync(gone.stateDir, { recursive: true, force: true });
+    // Any runner's first network setup collects it (this one's process never saw that runner).
+    const next = makeBackend();
+    await next.backend.networks().setup('probe', { kind: 'unrestricted' });
+    expect(networkLeftovers(gone)).toEqual({ netns: [], veths: [], table: false });
+    await next.backend.networks().teardown('probe');
+    await next.backend.close();
+    expect(networkLeftovers(next)).toEqual({ netns: [], veths: [], table: false });
+    rmSync(next.stateDir, { recursive: true, force: true });
+  }, 30_000);
 });
 
 describe('local backend: DNS through the sandbox link', () => {

@@ -26,6 +26,13 @@ export interface SandboxLink {
 }
 
 const q = (s: string): string => JSON.stringify(s);
+const SAFE_COMMENT = /^\/[A-Za-z0-9._/-]{1,120}$/;
+
+/** The owner's state directory recorded on a runner table (`nft list table` text), if any. */
+export function tableOwner(listing: string): string | undefined {
+  const m = /^\s*comment "([^"]*)"/m.exec(listing);
+  return m?.[1] && SAFE_COMMENT.test(m[1]) ? m[1] : undefined;
+}
 const set = (items: string[]): string => `{ ${items.join(', ')} }`;
 
 /**
@@ -40,12 +47,14 @@ const set = (items: string[]): string => `{ ${items.join(', ')} }`;
  *   sandbox goes to that sandbox's own chain (the verdict map), and a veth without one drops.
  * - postrouting: sandbox traffic leaving the host is masqueraded to the outgoing address.
  */
-export function baseTableScript(n: RunnerNetNames): string {
+export function baseTableScript(n: RunnerNetNames, stateDir: string): string {
   const t = `inet ${n.table}`;
   const ours = q(`${n.vethPrefix}*`);
   const any = q(`${SANDBOX_VETH_PREFIX}*`);
+  // The owner's state directory, so that a later runner can remove a table whose owner is gone for good.
+  const owner = SAFE_COMMENT.test(stateDir) ? ` { comment ${q(stateDir)} ; }` : '';
   return [
-    `add table ${t}`,
+    `add table ${t}${owner}`,
     `add map ${t} sandbox_chains { type ifname : verdict ; }`,
     `add chain ${t} input { type filter hook input priority -5 ; policy accept ; }`,
     `add chain ${t} forward { type filter hook forward priority -5 ; policy accept ; }`,

@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { formatIpv4, parseIpv4, parseIpv4Cidr, SANDBOX_LINK_RANGE, type Ipv4Block } from './cidr';
-import { baseTableScript, checkEgressGrant, sandboxChainScript, SANDBOX_VETH_PREFIX, type EgressGrant, type RunnerNetNames, type SandboxLink } from './nft-ruleset';
+import { baseTableScript, checkEgressGrant, sandboxChainScript, SANDBOX_VETH_PREFIX, tableOwner, type EgressGrant, type RunnerNetNames, type SandboxLink } from './nft-ruleset';
 import { sandboxResolvConf } from './resolvers';
 import { runTool } from './run-tool';
 
@@ -187,7 +187,8 @@ export class SandboxNetworks {
       }
       // Egress is routed: the host forwards the sandboxes' packets (only theirs are NAT'ed).
       if (readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim() !== '1') writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
-      await runTool(this.o.nftPath, ['-f', '-'], baseTableScript(this.names));
+      await this.removeAbandoned();
+      await runTool(this.o.nftPath, ['-f', '-'], baseTableScript(this.names, this.o.stateDir));
       let hostConf = '';
       try {
         hostConf = readFileSync(this.o.hostResolvConf, 'utf8');
@@ -200,6 +201,27 @@ export class SandboxNetworks {
     })();
     this.ready.catch(() => (this.ready = undefined));
     return this.ready;
+  }
+
+  /**
+   * Tables (and their veths and namespaces) of runners whose state directory no longer exists:
+   * no runner can come back to them (their sandboxes' supervisors were killed with the directory,
+   * e.g. by a test that removed it, or a crash followed by a wipe), so nobody else would clean them.
+   */
+  private async removeAbandoned(): Promise<void> {
+    const tables = (await runTool(this.o.nftPath, ['list', 'tables'])).split('\n').flatMap((l) => /^table inet (paddock_[0-9a-f]{5})$/.exec(l.trim())?.[1] ?? []);
+    for (const table of tables) {
+      if (table === this.names.table) continue;
+      const owner = tableOwner(await runTool(this.o.nftPath, ['list', 'table', 'inet', table]).catch(() => ''));
+      if (!owner || existsSync(owner)) continue;
+      const prefix = `${SANDBOX_VETH_PREFIX}${table.slice('paddock_'.length)}`;
+      const lines = [
+        ...readdirSync('/sys/class/net').filter((n) => n.startsWith(prefix)).map((n) => `link del ${n}`),
+        ...(existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith(`${prefix}-`)).map((n) => `netns del ${n}`) : []),
+      ];
+      if (lines.length > 0) await runTool(this.o.ipPath, ['-force', '-batch', '-'], `${lines.join('\n')}\n`).catch(() => undefined);
+      await runTool(this.o.nftPath, ['delete', 'table', 'inet', table]).catch(() => undefined);
+    }
   }
 
   private allocate(sandboxId: string): number {
