@@ -190,3 +190,17 @@ export function sh(p: Platform, script: string): ShellResult {
   const r = spawnSync('/bin/sh', ['-c', script], { cwd: p.workDir, env: p.shellEnv, encoding: 'utf8', timeout: 120_000 });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
+
+/** The platform as `pnpm start` runs it on one machine: a local controller declaring the default runner `local`, READY and CONNECTED. */
+export async function startPlatformWithLocalRunner(): Promise<Platform> {
+  const p = await startPlatform();
+  await p.startController('local', 'local', 'local');
+  await waitFor(
+    async () => {
+      const r = await p.cpApi<{ installStatus: string; connectionStatus: string }>('GET', '/v1/sandbox/managedRunners/local');
+      return r.json.installStatus === 'RUNNER_INSTALL_STATUS_READY' && r.json.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED';
+    },
+    { timeoutMs: 120_000, what: 'the local runner READY and CONNECTED' },
+  );
+  return p;
+}

@@ -2,8 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { Sandbox, type SandboxSpec } from '@paddock/sdk';
-import { hostAddress, probeFromHost, REPO_ROOT, tcpProbeArgv, waitFor, type Reach } from '@paddock/testing';
-import { startPlatform, type Platform } from '../src/platform';
+import { hostAddress, probeFromHost, REPO_ROOT, tcpProbeArgv, type Reach } from '@paddock/testing';
+import { startPlatformWithLocalRunner, type Platform } from '../src/platform';
 
 /**
  * The escape suite: from inside real sandboxes of the platform's local runner (default policy,
@@ -218,15 +218,7 @@ describe('escape suite: from inside default sandboxes of the local runner', () =
 
   let neighbour: Sandbox;
   beforeAll(async () => {
-    p = await startPlatform();
-    await p.startController('local', 'local', 'local');
-    await waitFor(
-      async () => {
-        const r = await p.cpApi<{ installStatus: string; connectionStatus: string }>('GET', '/v1/sandbox/managedRunners/local');
-        return r.json.installStatus === 'RUNNER_INSTALL_STATUS_READY' && r.json.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED';
-      },
-      { timeoutMs: 120_000, what: 'default runner READY and CONNECTED' },
-    );
+    p = await startPlatformWithLocalRunner();
     // Listen where the usual services would (unless one already does), so an open port is a real target.
     for (const port of WELL_KNOWN) {
       const s = await listenWhereFree(port);
