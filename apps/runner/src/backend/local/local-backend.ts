@@ -130,7 +130,7 @@ export class LocalBackend implements SandboxBackend {
       });
     }
     this.o = resolveOptions(options);
-    this.net = new SandboxNetworks({ runnerId: this.o.runnerId, stateDir: this.o.stateDir, ipPath: this.o.ipPath, nftPath: this.o.nftPath, hostResolvConf: this.o.hostResolvConf });
+    this.net = new SandboxNetworks({ runnerId: this.o.runnerId, stateDir: this.o.stateDir, ipPath: this.o.ipPath, nftPath: this.o.nftPath, hostResolvConf: this.o.hostResolvConf, warmLinks: this.o.warmLinks });
   }
 
   get stateDir(): string {
