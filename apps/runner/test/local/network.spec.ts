@@ -204,10 +204,18 @@ describe('local backend: warm egress links', () => {
       expect(networkLeftovers(t).netns).toHaveLength(4);
     } finally {
       listener.server.close();
-      const left = await destroyBackend(t);
-      expect(left).toEqual({ leftoverProcesses: [], leftoverCgroups: [] });
     }
-    expect(networkLeftovers(t)).toEqual({ netns: [], veths: [], table: false });
+    // A runner restart: the old process's pool goes with it; the new one adopts both sandboxes, links intact.
+    await t.backend.close();
+    expect(networkLeftovers(t).netns).toHaveLength(2);
+    const restarted = makeBackend({ runnerId: t.runnerId, stateDir: t.stateDir, warmLinks: 2 });
+    expect((await restarted.backend.recover()).map((r) => r.sandboxId).sort()).toEqual(['first', 'second']);
+    expect(networkLeftovers(restarted).netns).toHaveLength(2);
+    expect(await interfacesOf(restarted, 'second')).toEqual(['eth0', 'lo']);
+    const left = await destroyBackend(restarted);
+    expect(left).toEqual({ leftoverProcesses: [], leftoverCgroups: [] });
+    expect(networkLeftovers(restarted).netns).toEqual([]);
+    expect(networkLeftovers(restarted)).toEqual({ netns: [], veths: [], table: false });
   }, 60_000);
 });
 

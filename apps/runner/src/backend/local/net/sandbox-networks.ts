@@ -111,7 +111,8 @@ export class SandboxNetworks {
     const ip = this.o.ipPath;
     await runTool(ip, ['-batch', '-'], [`netns add ${link.netns}`, `link add ${link.veth} type veth peer name eth0 netns ${link.netns}`, `addr add ${link.hostAddr}/31 dev ${link.veth}`, `link set ${link.veth} up`, ''].join('\n'));
     // No IPv6 on the host end: nothing from a sandbox is routed over IPv6 (the table drops it too).
-    writeFileSync(`/proc/sys/net/ipv6/conf/${link.veth}/disable_ipv6`, '1');
+    const v6 = `/proc/sys/net/ipv6/conf/${link.veth}/disable_ipv6`;
+    if (existsSync(v6)) writeFileSync(v6, '1');
     await runTool(ip, ['-n', link.netns, '-batch', '-'], [`addr add ${link.sandboxAddr}/31 dev eth0`, 'link set lo up', 'link set eth0 up', `route add default via ${link.hostAddr}`, ''].join('\n'));
   }
 
@@ -201,6 +202,8 @@ export class SandboxNetworks {
    */
   async sweep(keep: Set<string>): Promise<void> {
     if (!existsSync(this.dir)) return;
+    // The state files name the links of adopted sandboxes: read them before anything counts as a stray.
+    await this.init();
     const ours = new Set([...keep, ...this.warm.map((w) => w.id), ...this.building]);
     for (const f of readdirSync(this.dir)) {
       if (f.endsWith('.json') && f !== 'block.json' && !ours.has(f.slice(0, -5))) await this.teardown(f.slice(0, -5));
