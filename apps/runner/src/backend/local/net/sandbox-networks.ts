@@ -188,8 +188,13 @@ export class SandboxNetworks {
   private async removeObjects(link: SandboxLink): Promise<void> {
     const t = `inet ${this.names.table}`;
     // The map entry first: from then on the veth's traffic drops, whatever is still in the namespace.
-    await runTool(this.o.nftPath, ['-f', '-'], `delete element ${t} sandbox_chains { ${JSON.stringify(link.veth)} }\n`).catch(() => undefined);
-    await runTool(this.o.nftPath, ['-f', '-'], `add chain ${t} ${link.chain}\nflush chain ${t} ${link.chain}\ndelete chain ${t} ${link.chain}\n`).catch(() => undefined);
+    // One transaction when both exist (the usual case); a missing entry fails it, so then one by one.
+    const element = `delete element ${t} sandbox_chains { ${JSON.stringify(link.veth)} }\n`;
+    const chain = `add chain ${t} ${link.chain}\nflush chain ${t} ${link.chain}\ndelete chain ${t} ${link.chain}\n`;
+    await runTool(this.o.nftPath, ['-f', '-'], element + chain).catch(async () => {
+      await runTool(this.o.nftPath, ['-f', '-'], element).catch(() => undefined);
+      await runTool(this.o.nftPath, ['-f', '-'], chain).catch(() => undefined);
+    });
     await runTool(this.o.ipPath, ['-force', '-batch', '-'], `link del ${link.veth}\nnetns del ${link.netns}\n`).catch(() => undefined);
     if (existsSync(`/sys/class/net/${link.veth}`) || existsSync(`/run/netns/${link.netns}`)) {
       throw new Error(`could not remove the network of sandbox link ${link.index} (${link.veth}, netns ${link.netns})`);
