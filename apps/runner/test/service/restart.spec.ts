@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -12,26 +11,15 @@ import {
   type SandboxStateEvent,
 } from '@paddock/contracts';
 import { removeStateDir, startNats, waitFor, type ThrowawayNats } from '@paddock/testing';
-import { BASE_IMAGE, makeLocalBackend, ORG, smallSpec, TEST_STATE_ROOT, uniqueRunnerId } from '../support/harness';
+import { runnerCgroupsOf } from '../../src/backend/local';
+import { BASE_IMAGE, ORG, smallSpec, TEST_STATE_ROOT, uniqueRunnerId } from '../support/harness';
 import { RunnerTestClient } from '../support/runner-client';
+import { spawnRunnerProcess, type RunnerProcess } from '../support/runner-process';
 
-const APP_DIR = join(__dirname, '..', '..');
 const CGROUP_ROOT = '/sys/fs/cgroup';
 const N = Number(process.env.PADDOCK_RESTART_SANDBOXES ?? 20);
 /** A few sandboxes end on their own while the runner is dead: they must be reported, not lost. */
 const SHORT = 5;
-
-/** The runner as a separate process, as in production (`main.ts`, Nest application context). */
-let runnerLog = '';
-function spawnRunner(env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--conditions=@paddock/source', '--import', 'tsx', 'src/main.ts'], {
-    cwd: APP_DIR,
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr?.on('data', (b: Buffer) => (runnerLog += b.toString()));
-  return child;
-}
 
 /** Sandbox cgroups of a runner, over every controller (cgroup v1) or the unified tree (v2). */
 function sandboxCgroups(runnerId: string): { dirs: string[]; procs: number } {
@@ -55,7 +43,7 @@ function sandboxCgroups(runnerId: string): { dirs: string[]; procs: number } {
 describe('runner service: SIGKILL of the runner process with sandboxes running', () => {
   let nats: ThrowawayNats;
   let nc: NatsConnection;
-  let child: ChildProcess | undefined;
+  let child: RunnerProcess | undefined;
   const runnerId = uniqueRunnerId('rk');
   const events: SandboxStateEvent[] = [];
   const beats: RunnerHeartbeat[] = [];
@@ -68,7 +56,7 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
     await nc.flush();
   });
   afterAll(async () => {
-    child?.kill('SIGKILL');
+    child?.child.kill('SIGKILL');
     await nc?.drain();
     await nats?.stop();
     await removeStateDir(join(TEST_STATE_ROOT, runnerId));
@@ -88,7 +76,7 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
     const client = new RunnerTestClient(nc, runnerId);
     const up = async (): Promise<string> => {
       const seen = new Set(beats.map((b) => b.instanceId));
-      child = spawnRunner(env);
+      child = spawnRunnerProcess(env);
       const beat = await waitFor(() => beats.find((b) => !seen.has(b.instanceId)), { timeoutMs: 90_000, what: 'a heartbeat of the new runner process' });
       return beat.instanceId;
     };
@@ -105,7 +93,7 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
       what: 'every sandbox RUNNING',
     });
 
-    const killed = child as ChildProcess;
+    const killed = (child as RunnerProcess).child;
     const exited = new Promise((r) => killed.once('exit', r));
     killed.kill('SIGKILL');
     await exited;
@@ -160,13 +148,11 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
     });
     await waitFor(() => sandboxCgroups(runnerId).dirs.length === 0, { timeoutMs: 20_000, what: 'no sandbox cgroup left' });
     expect(sandboxCgroups(runnerId).procs).toBe(0);
-    const last = child as ChildProcess;
-    const gone = new Promise((r) => last.once('exit', r));
-    last.kill('SIGTERM');
-    await gone;
+    const last = child as RunnerProcess;
+    await last.stop();
     // Graceful: heartbeats stopped and NATS drained before the process left.
-    expect(runnerLog).toMatch(/Runner stopped/);
-    const cg = makeLocalBackend(runnerId, join(TEST_STATE_ROOT, runnerId)).cgroupTree();
+    expect(last.log()).toMatch(/Runner stopped/);
+    const cg = runnerCgroupsOf({ runnerId, stateDir: join(TEST_STATE_ROOT, runnerId) });
     expect(cg.listSandboxes()).toEqual([]);
     cg.removeRunnerTree();
   }, 300_000);
