@@ -12,6 +12,7 @@ import {
 } from '@paddock/contracts';
 import { removeStateDir, startNats, waitFor, type ThrowawayNats } from '@paddock/testing';
 import { runnerCgroupsOf } from '../../src/backend/local';
+import { runnerTreeName } from '../../src/backend/local/cgroups';
 import { BASE_IMAGE, ORG, smallSpec, TEST_STATE_ROOT, uniqueRunnerId } from '../support/harness';
 import { RunnerTestClient } from '../support/runner-client';
 import { spawnRunnerProcess, type RunnerProcess } from '../support/runner-process';
@@ -21,11 +22,11 @@ const N = Number(process.env.PADDOCK_RESTART_SANDBOXES ?? 20);
 /** A few sandboxes end on their own while the runner is dead: they must be reported, not lost. */
 const SHORT = 5;
 
-/** Sandbox cgroups of a runner, over every controller (cgroup v1) or the unified tree (v2). */
-function sandboxCgroups(runnerId: string): { dirs: string[]; procs: number } {
+/** Sandbox cgroups of a runner's tree, over every controller (cgroup v1) or the unified tree (v2). */
+function sandboxCgroups(tree: string): { dirs: string[]; procs: number } {
   const bases = existsSync(join(CGROUP_ROOT, 'cgroup.controllers'))
-    ? [join(CGROUP_ROOT, 'paddock', runnerId)]
-    : ['cpu', 'memory', 'pids'].map((c) => join(CGROUP_ROOT, c, 'paddock', runnerId));
+    ? [join(CGROUP_ROOT, 'paddock', tree)]
+    : ['cpu', 'memory', 'pids'].map((c) => join(CGROUP_ROOT, c, 'paddock', tree));
   const dirs: string[] = [];
   let procs = 0;
   for (const b of bases) {
@@ -45,6 +46,7 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
   let nc: NatsConnection;
   let child: RunnerProcess | undefined;
   const runnerId = uniqueRunnerId('rk');
+  const tree = runnerTreeName(runnerId, join(TEST_STATE_ROOT, runnerId));
   const events: SandboxStateEvent[] = [];
   const beats: RunnerHeartbeat[] = [];
 
@@ -135,9 +137,9 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
     }
     // No cgroup without an adopted sandbox behind it, and nothing running in an ended one.
     const adopted = ids.filter((id) => outcome.get(id) === 'adopted' && !ids.slice(0, SHORT).includes(id));
-    await waitFor(() => sandboxCgroups(runnerId).dirs.length === adopted.length * (existsSync(join(CGROUP_ROOT, 'cgroup.controllers')) ? 1 : 3), {
+    await waitFor(() => sandboxCgroups(tree).dirs.length === adopted.length * (existsSync(join(CGROUP_ROOT, 'cgroup.controllers')) ? 1 : 3), {
       timeoutMs: 20_000,
-      what: `only the adopted sandboxes' cgroups (have ${sandboxCgroups(runnerId).dirs.length})`,
+      what: `only the adopted sandboxes' cgroups (have ${sandboxCgroups(tree).dirs.length})`,
     });
 
     // Clean up through the API; then nothing of this runner's sandboxes is left on the host.
@@ -146,8 +148,8 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
       timeoutMs: 30_000,
       what: 'every adopted sandbox stopped',
     });
-    await waitFor(() => sandboxCgroups(runnerId).dirs.length === 0, { timeoutMs: 20_000, what: 'no sandbox cgroup left' });
-    expect(sandboxCgroups(runnerId).procs).toBe(0);
+    await waitFor(() => sandboxCgroups(tree).dirs.length === 0, { timeoutMs: 20_000, what: 'no sandbox cgroup left' });
+    expect(sandboxCgroups(tree).procs).toBe(0);
     const last = child as RunnerProcess;
     await last.stop();
     // Graceful: heartbeats stopped and NATS drained before the process left.

@@ -25,7 +25,7 @@ import type {
   SandboxBackend,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
-import { detectCgroupMode, killQuietly, RunnerCgroups, type CpuSteadyQuota } from './cgroups';
+import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName, type CpuSteadyQuota } from './cgroups';
 import { sandboxNotFound, sandboxNotRunning } from './errors';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
@@ -673,7 +673,7 @@ function cgroupsOf(o: ResolvedOptions): RunnerCgroups {
       reason: 'CWSANDBOX_INTERNAL',
     });
   }
-  return new RunnerCgroups(mode, o.cgroupRoot, o.runnerId);
+  return new RunnerCgroups(mode, o.cgroupRoot, runnerTreeName(o.runnerId, o.stateDir));
 }
 
 function requireArgv(argv: string[]): void {
