@@ -25,7 +25,7 @@ import type {
   SandboxBackend,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
-import { detectCgroupMode, killQuietly, RunnerCgroups, type CpuSteadyQuota } from './cgroups';
+import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName, type CpuSteadyQuota } from './cgroups';
 import { sandboxNotFound, sandboxNotRunning } from './errors';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
@@ -35,7 +35,7 @@ import { request } from './socket-io';
 import { type EgressGrant } from './net/nft-ruleset';
 import { SandboxNetworks, type SandboxNetHandle } from './net/sandbox-networks';
 import { isOurSupervisor, pidAlive, readPid } from './pids';
-import { SupervisorZygote } from './supervisor-zygote';
+import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
 import { SUPERVISOR_PY } from './supervisor.py';
 import { WarmSlots, type WarmSlot } from './warm-slots';
 
@@ -140,16 +140,10 @@ export class LocalBackend implements SandboxBackend {
   /** Lazily prepares the state directory, the cgroup tree and the supervisor zygote. */
   private init(): RunnerCgroups {
     if (this.cgroups) return this.cgroups;
-    const mode = detectCgroupMode(this.o.cgroupRoot);
-    if (!mode) {
-      throw new PaddockError('failed_precondition', `no usable cgroup hierarchy under ${this.o.cgroupRoot} (need cgroup v2, or v1 cpu, memory and pids)`, {
-        reason: 'CWSANDBOX_INTERNAL',
-      });
-    }
+    const cg = cgroupsOf(this.o);
     // 0711: the sandbox user must traverse to its bind sources, but cannot list other sandboxes.
     mkdirSync(join(this.o.stateDir, 'sandboxes'), { recursive: true, mode: 0o711 });
     writeFileSync(this.scriptPath(), SUPERVISOR_PY, { mode: 0o644 });
-    const cg = new RunnerCgroups(mode, this.o.cgroupRoot, this.o.runnerId);
     cg.ensureRunnerTree();
     this.cgroups = cg;
     this.zygote = new SupervisorZygote(
@@ -651,7 +645,7 @@ export class LocalBackend implements SandboxBackend {
     await cg.killAndRemove(id);
     await this.net.teardown(id);
     const disk = join(dir, 'disk');
-    if (isMountPoint(disk)) spawnSync('umount', ['-l', disk]);
+    if (isMountPoint(disk)) spawnSync('umount', ['-l', disk], { env: SUPERVISOR_ENV });
     rmSync(dir, { recursive: true, force: true });
   }
 
@@ -700,6 +694,21 @@ export class LocalBackend implements SandboxBackend {
   cgroupTree(): RunnerCgroups {
     return this.init();
   }
+}
+
+/** The cgroup tree of a runner's backend, without starting anything (tests, operators' checks). */
+export function runnerCgroupsOf(options: LocalBackendOptions): RunnerCgroups {
+  return cgroupsOf(resolveOptions(options));
+}
+
+function cgroupsOf(o: ResolvedOptions): RunnerCgroups {
+  const mode = detectCgroupMode(o.cgroupRoot);
+  if (!mode) {
+    throw new PaddockError('failed_precondition', `no usable cgroup hierarchy under ${o.cgroupRoot} (need cgroup v2, or v1 cpu, memory and pids)`, {
+      reason: 'CWSANDBOX_INTERNAL',
+    });
+  }
+  return new RunnerCgroups(mode, o.cgroupRoot, runnerTreeName(o.runnerId, o.stateDir));
 }
 
 function requireArgv(argv: string[]): void {
