@@ -1,81 +1,17 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
-import { connect, createServer, type Server } from 'node:net';
-import { networkInterfaces } from 'node:os';
-import type { AddressInfo } from 'node:net';
+import { tcpProbeArgv, type Reach } from '@paddock/testing';
+export { hostAddress, hostListener, probeFromHost } from '@paddock/testing';
 import type { TestBackend } from './helpers';
 
-export type Reach = 'open' | 'closed';
-
-/**
- * Connects to every `host:port` at once from inside a sandbox (python3 of the base image) and
- * prints one verdict per target: a refused, dropped (timeout) or unroutable connection is closed.
- */
-const PROBE = `
-import socket, sys, threading, json
-out = {}
-def probe(t):
-  h, p = t.rsplit(':', 1)
-  s = socket.socket(socket.AF_INET6 if ':' in h else socket.AF_INET)
-  s.settimeout(float(sys.argv[1]))
-  try:
-    s.connect((h.strip('[]'), int(p)))
-    out[t] = 'open'
-  except Exception as e:
-    out[t] = 'closed'
-  finally:
-    s.close()
-ts = [threading.Thread(target=probe, args=(t,)) for t in sys.argv[2:]]
-for th in ts: th.start()
-for th in ts: th.join()
-print(json.dumps(out))
-`;
+export type { Reach };
 
 /** What a sandbox reaches of `targets` (a refusal, a drop or no route all count as closed). */
 export async function probeFromSandbox(t: TestBackend, sandboxId: string, targets: string[], timeoutSeconds = 1.5): Promise<Record<string, Reach>> {
-  const r = await t.backend.exec(sandboxId, { argv: ['python3', '-c', PROBE, String(timeoutSeconds), ...targets], timeoutMs: (timeoutSeconds + 20) * 1000 });
+  const r = await t.backend.exec(sandboxId, { argv: tcpProbeArgv(targets, timeoutSeconds), timeoutMs: (timeoutSeconds + 20) * 1000 });
   if (r.exitCode !== 0) throw new Error(`probe failed in ${sandboxId}: ${r.stderr.toString()}`);
   return JSON.parse(r.stdout.toString()) as Record<string, Reach>;
-}
-
-/** The same probe from the host: the control that shows a target is really listening. */
-export function probeFromHost(target: string, timeoutMs = 1500): Promise<Reach> {
-  const i = target.lastIndexOf(':');
-  const host = target.slice(0, i).replace(/^\[|\]$/g, '');
-  const port = Number(target.slice(i + 1));
-  return new Promise((resolve) => {
-    const s = connect({ host, port, timeout: timeoutMs });
-    s.on('connect', () => {
-      s.destroy();
-      resolve('open');
-    });
-    s.on('timeout', () => {
-      s.destroy();
-      resolve('closed');
-    });
-    s.on('error', () => resolve('closed'));
-  });
-}
-
-/** A TCP listener of the test on every host address (0.0.0.0): 127.0.0.1, the host's own addresses, the veth gateways. */
-export async function hostListener(): Promise<{ port: number; server: Server }> {
-  const server = createServer((c) => {
-    c.on('error', () => undefined);
-    c.end('hello\n');
-  });
-  await new Promise<void>((r) => server.listen(0, '0.0.0.0', r));
-  return { port: (server.address() as AddressInfo).port, server };
-}
-
-/** The host's first non-loopback IPv4 address (where a service bound to 0.0.0.0 also answers). */
-export function hostAddress(): string {
-  for (const [name, addrs] of Object.entries(networkInterfaces())) {
-    if (name === 'lo' || name.startsWith('pdk') || name.startsWith('ptx')) continue;
-    const a = (addrs ?? []).find((x) => x.family === 'IPv4' && !x.internal);
-    if (a) return a.address;
-  }
-  throw new Error('this host has no non-loopback IPv4 address');
 }
 
 /** Python for a test host: TCP listeners that greet, and optionally a DNS server that answers every A query. */

@@ -86,11 +86,10 @@ export class SandboxNetworks {
     const link = this.link(this.allocate(sandboxId));
     writeFileSync(join(this.dir, `${sandboxId}.json`), JSON.stringify({ sandboxId, index: link.index } satisfies LinkState));
     const ip = this.o.ipPath;
-    await runTool(ip, ['-batch', '-'], [`netns add ${link.netns}`, `link add ${link.veth} type veth peer name eth0 netns ${link.netns}`, `addr add ${link.hostAddr}/31 dev ${link.veth}`, ''].join('\n'));
-    // No IPv6 on the link: nothing from a sandbox is routed over IPv6 (the table drops it too).
+    await runTool(ip, ['-batch', '-'], [`netns add ${link.netns}`, `link add ${link.veth} type veth peer name eth0 netns ${link.netns}`, `addr add ${link.hostAddr}/31 dev ${link.veth}`, `link set ${link.veth} up`, ''].join('\n'));
+    // No IPv6 on the host end: nothing from a sandbox is routed over IPv6 (the table drops it too).
     writeFileSync(`/proc/sys/net/ipv6/conf/${link.veth}/disable_ipv6`, '1');
     await Promise.all([
-      runTool(ip, ['-batch', '-'], `link set ${link.veth} up\n`),
       runTool(ip, ['-n', link.netns, '-batch', '-'], [`addr add ${link.sandboxAddr}/31 dev eth0`, 'link set lo up', 'link set eth0 up', `route add default via ${link.hostAddr}`, ''].join('\n')),
       runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers)),
     ]);
