@@ -7,4 +7,4 @@ export { REPO_ROOT, buildPackages, startAppProcess, startControlPlaneProcess, co
 export { seedRunnerYaml } from './seeds';
 export { processesUsing, removeStateDir } from './state-dirs';
 export { DB_ACCESS_ENTRY, provisionGatewayRole, provisionControllerRole } from './db-roles';
-export { credsSeed, secretScanArgv, type SecretScanInput, type SecretScanReport } from './secret-scan';
+export { credsSecrets, secretScanArgv, type SecretScanInput, type SecretScanReport } from './secret-scan';
