@@ -8,8 +8,9 @@
 // 3. starts the control plane (migrations + bootstrap token), gives the gateway and the controller
 //    their own database roles (the control plane's `db-access` command, run with DATABASE_URL as
 //    the database's administrator), then starts the gateway, and the controller with its local
-//    driver, which deploys the default runner declared through the control plane API.
-//    Until the controller exists in this checkout, it declares the runner itself and starts it.
+//    driver, which deploys the default runner declared through the control plane API. The runner
+//    gets no secret of this script's: the driver starts it with an allow-listed environment and
+//    its NATS user in a 0600 file.
 // 4. prints the URLs, the admin token and the next commands; Ctrl-C stops everything it started.
 //
 // Idempotent: data lives in Postgres and `.paddock/` (admin token, NATS keys, runner state); a
@@ -297,8 +298,6 @@ async function main() {
       PADDOCK_DECLARE_DEFAULT_RUNNER: 'local',
       PADDOCK_CONTROLLER_STOP_RUNNERS_ON_EXIT: 'true',
     });
-  } else if (has('runner')) {
-    await startRunnerWithoutController(token, nats);
   }
   await waitForRunner(token);
 
@@ -323,49 +322,13 @@ async function main() {
   );
 }
 
-// The embedded default before the controller's local driver exists: declare the `local` runner
-// through the control plane API (the path an admin takes), then run it as a child process.
-async function startRunnerWithoutController(token, nats) {
-  const cluster = await api('POST', `${cpUrl}/v1/clusters`, token, { name: 'local', zone: 'local' });
-  if (cluster.status >= 300) fail(`registering the local cluster failed: ${JSON.stringify(cluster.json)}`);
-  const clusterId = cluster.json.id ?? cluster.json.clusterId;
-  let runner = await api('GET', `${cpUrl}/v1/sandbox/managedRunners/local`, token);
-  if (runner.status === 404) {
-    runner = await api('POST', `${cpUrl}/v1/sandbox/managedRunners`, token, {
-      displayName: 'Local runner (this machine)',
-      identity: { runnerId: 'local', zone: 'local', clusterId },
-      spec: { releaseChannel: 'RELEASE_CHANNEL_STABLE' },
-    });
-    if (runner.status >= 300) fail(`declaring the local runner failed: ${JSON.stringify(runner.json)}`);
-  }
-  const who = await api('GET', `${cpUrl}/v1/auth/whoami`, token);
-  const organizationId = who.json?.organizationId ?? runner.json?.organizationId;
-  const configFile = join(stateDir, 'runner-local.yaml');
-  const r = runner.json;
-  writeFileSync(
-    configFile,
-    JSON.stringify({ runnerId: 'local', revision: r.targetRevision ?? 1, policy: r.policy ?? null, policyEtag: r.etag ?? null }, null, 2),
-  );
-  say('starting local runner...');
-  startProcess('runner', [join(root, 'apps/runner/dist/main.js')], {
-    ...(nats ? { NATS_CREDS: await nats.inst.writeCreds('runner', 'local') } : {}),
-    PADDOCK_RUNNER_ID: 'local',
-    PADDOCK_ORGANIZATION_ID: organizationId,
-    PADDOCK_CLUSTER_ID: clusterId,
-    PADDOCK_ZONE: 'local',
-    PADDOCK_RUNNER_BACKEND: 'local',
-    PADDOCK_RUNNER_CONFIG: configFile,
-    PADDOCK_RUNNER_STATE_DIR: join(stateDir, 'runner-local'),
-  });
-}
-
 async function waitForRunner(token) {
   say('waiting for the local runner to be READY and CONNECTED...');
   const start = Date.now();
   for (;;) {
     const r = await api('GET', `${cpUrl}/v1/sandbox/managedRunners/local`, token).catch(() => undefined);
     const connected = r?.json?.connectionStatus === 'RUNNER_CONNECTED' || r?.json?.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED';
-    const ready = r?.json?.installStatus === 'RUNNER_INSTALL_STATUS_READY' || !has('controller');
+    const ready = r?.json?.installStatus === 'RUNNER_INSTALL_STATUS_READY';
     if (connected && ready) return;
     if (Date.now() - start > 90_000) {
       say(`the local runner is not READY/CONNECTED yet (install ${r?.json?.installStatus}, connection ${r?.json?.connectionStatus}); continuing — see .paddock/*.log`);

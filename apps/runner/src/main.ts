@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { RunnerModule } from './app.module';
 import { parseRunnerEnv } from './config/env';
-import { optionsFromEnv } from './config/options';
+import { initialConfigFile, natsSettings, optionsFromEnv } from './config/options';
 import { createBackend } from './backend/create-backend';
 import { decommission } from './decommission';
 import { consoleLogger } from './runner';
@@ -19,18 +19,19 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   if (parsed.env.PADDOCK_RUNNER_MODE === 'decommission') {
-    const runnerId = parsed.env.PADDOCK_RUNNER_ID;
+    const file = await initialConfigFile(parsed.env);
+    const runnerId = parsed.env.PADDOCK_RUNNER_ID ?? file?.runnerId;
     if (!runnerId) {
-      process.stderr.write('decommission needs PADDOCK_RUNNER_ID\n');
+      process.stderr.write('decommission needs PADDOCK_RUNNER_ID (or runnerId in the config file)\n');
       process.exit(2);
     }
+    const organizationId = parsed.env.PADDOCK_ORGANIZATION_ID ?? file?.identity.organizationId;
     const code = await decommission({
       backend: createBackend(parsed.env, runnerId),
       runnerId,
-      organizationId: parsed.env.PADDOCK_ORGANIZATION_ID,
-      natsUrl: parsed.env.NATS_URL,
+      ...(organizationId ? { organizationId } : {}),
+      ...natsSettings(parsed.env, file),
       reason: parsed.env.PADDOCK_DECOMMISSION_REASON,
-      natsCredsFile: parsed.env.NATS_CREDS,
       log: (msg, fields) => consoleLogger.info(msg, fields),
     });
     process.exit(code);

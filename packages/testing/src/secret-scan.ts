@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { credsInfo } from '@paddock/nats';
 import { REPO_ROOT } from './app-process';
 
 /** What `secret-scan.py` reports from inside a sandbox. */
@@ -36,9 +37,9 @@ export function secretScanArgv(input: SecretScanInput): string[] {
   return ['python3', '-S', '-c', script, JSON.stringify({ needles, since: input.since / 1000, absent: input.absent ?? [] })];
 }
 
-/** The user seed (`SU…`) of a NATS `.creds` file's content. */
-export function credsSeed(creds: string): string {
+/** The two secrets of a NATS `.creds` file's content: the user JWT and the user seed (`SU…`). */
+export function credsSecrets(creds: string): { jwt: string; seed: string } {
   const seed = /SU[A-Z2-7]{56}/.exec(creds)?.[0];
   if (!seed) throw new Error('no user seed in the credentials');
-  return seed;
+  return { jwt: credsInfo(creds).jwt, seed };
 }

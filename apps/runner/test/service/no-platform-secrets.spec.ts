@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { RunnerHeartbeatSchema, subjects, type RunnerHeartbeat } from '@paddock/contracts';
 import { credsInfo } from '@paddock/nats';
-import { credsSeed, removeStateDir, secretScanArgv, startNats, waitFor, type SecretScanReport, type ThrowawayNats } from '@paddock/testing';
+import { credsSecrets, removeStateDir, secretScanArgv, startNats, waitFor, type SecretScanReport, type ThrowawayNats } from '@paddock/testing';
 import { runnerCgroupsOf } from '../../src/backend/local';
 import { BASE_IMAGE, ORG, smallSpec, TEST_STATE_ROOT, uniqueRunnerId } from '../support/harness';
 import { RunnerTestClient } from '../support/runner-client';
@@ -45,7 +45,7 @@ describe('runner service: no platform secret inside a sandbox', () => {
     const natsEnv = await nats.env('runner', runnerId);
     const credsFile = natsEnv.NATS_CREDS as string;
     const creds = readFileSync(credsFile, 'utf8');
-    const seed = credsSeed(creds);
+    const { jwt, seed } = credsSecrets(creds);
     const dbPassword = randomBytes(18).toString('base64url');
     const secrets: Record<string, string> = {
       PADDOCK_API_KEY: `pdk_${randomBytes(32).toString('base64url')}`,
@@ -85,7 +85,7 @@ describe('runner service: no platform secret inside a sandbox', () => {
     const platformValues: Record<string, string> = {
       ...secrets,
       'DATABASE_URL password': dbPassword,
-      'NATS user JWT': credsInfo(creds).jwt,
+      'NATS user JWT': jwt,
       'NATS user seed': seed,
     };
     // The positive control: the sandbox's own variable, which its processes do carry.
@@ -98,7 +98,9 @@ describe('runner service: no platform secret inside a sandbox', () => {
     // The scanner did read the sandbox's processes (pid 1 among them) and files, and saw the canary.
     expect(report.counts.environ).toBeGreaterThanOrEqual(2);
     expect(report.counts.files).toBeGreaterThan(10);
-    expect(report.hits.filter((h) => h.needle === 'CANARY').map((h) => h.where)).toContain('/proc/1/environ');
+    // pid 1 (bwrap, the sandbox user's) is readable; its environment is empty, the workload has its own.
+    expect(report.unreadable.filter((u) => u.startsWith('/proc/1/'))).toEqual([]);
+    expect(report.hits.filter((h) => h.needle === 'CANARY').map((h) => h.where)).toContain('/proc/2/environ');
     expect(report.hits.filter((h) => h.needle !== 'CANARY')).toEqual([]);
     expect(report.present).toEqual([]);
 

@@ -680,6 +680,14 @@ export class LocalBackend implements SandboxBackend {
       if (rec.poll) clearInterval(rec.poll);
       if (rec.backstop) clearTimeout(rec.backstop);
     }
+    // A runner that leaves no sandbox behind (a decommission, a test) leaves no cgroup tree either:
+    // trees are per installation, so nothing else would ever reuse or remove it.
+    const cg = this.cgroups;
+    if (cg && cg.listSandboxes().length === 0) {
+      const until = Date.now() + 2000;
+      while (cg.supervisorPids().length > 0 && Date.now() < until) await delay(10);
+      cg.removeRunnerTree();
+    }
     // Links of sandboxes that outlive the runner stay (they are adopted later); an idle runner leaves no table.
     await Promise.all([...this.sandboxes.values()].filter((r) => isTerminalSandboxState(r.state)).map((r) => this.net.teardown(r.id)));
     await this.net.dispose().catch(() => undefined);

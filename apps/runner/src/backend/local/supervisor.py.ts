@@ -124,10 +124,9 @@ def enter_netns(path):
     raise OSError(e, 'setns net %s: %s' % (path, os.strerror(e)))
   os.close(fd)
 
-def exec_bwrap(exe, argv, env, nofile, uid, gid, fds, parent, netns=None):
+def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent, netns=None):
   # In the launcher (already in the sandbox's cgroups): stdio and the info/seccomp pipes on 1..4,
-  # nothing else open, the sandbox uid, killed with its supervisor, then bwrap with the sandbox's
-  # own environment: bwrap's is what the sandbox's pid 1 shows in /proc/1/environ.
+  # nothing else open, the sandbox uid, killed with its supervisor, then bwrap.
   if netns: enter_netns(netns)
   resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
   resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -140,7 +139,9 @@ def exec_bwrap(exe, argv, env, nofile, uid, gid, fds, parent, netns=None):
   libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
   if os.getppid() != parent: os._exit(1)
   reset_signals()
-  os.execve(exe, argv, env)
+  # No environment at all: bwrap's is what the sandbox's pid 1 shows in /proc/1/environ, and the
+  # sandbox's own processes get theirs from --setenv.
+  os.execve(exe, argv, {})
 
 class Supervisor:
   def __init__(self, plan):
@@ -275,7 +276,7 @@ class Supervisor:
     if self.parked is not None:
       # A warm slot's launcher is already in the sandbox's cgroups: it only needs its orders.
       pk = self.parked
-      os.write(pk['go'], json.dumps({'exe': p['bwrapExe'], 'argv': p['bwrap'], 'env': p['execEnv'], 'nofile': p['nofile'], 'uid': p['uid'], 'gid': p['gid'], 'netns': p.get('netns')}).encode())
+      os.write(pk['go'], json.dumps({'exe': p['bwrapExe'], 'argv': p['bwrap'], 'nofile': p['nofile'], 'uid': p['uid'], 'gid': p['gid'], 'netns': p.get('netns')}).encode())
       os.close(pk['go'])
       self.bwrap_pid = pk['pid']
       self.pidfd = os.pidfd_open(pk['pid'])
@@ -288,7 +289,7 @@ class Supervisor:
     if pid == 0:
       try:
         for procs in p['cgroupProcs']: write_file(procs, str(os.getpid()))
-        exec_bwrap(p['bwrapExe'], p['bwrap'], p['execEnv'], p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me, p.get('netns'))
+        exec_bwrap(p['bwrapExe'], p['bwrap'], p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me, p.get('netns'))
       except BaseException as e:
         try: os.write(2, ('bwrap: paddock launch failed: %s\n' % e).encode())
         finally: os._exit(1)
@@ -1000,7 +1001,7 @@ def warm_slot(slot_path):
         orders += chunk
       if not orders: os._exit(0)
       o = json.loads(orders)
-      exec_bwrap(o['exe'], o['argv'], o['env'], o['nofile'], o['uid'], o['gid'], [out_w, err_w, info_w, sc_r], me, o.get('netns'))
+      exec_bwrap(o['exe'], o['argv'], o['nofile'], o['uid'], o['gid'], [out_w, err_w, info_w, sc_r], me, o.get('netns'))
     except BaseException as e:
       try: os.write(err_w, ('bwrap: paddock launch failed: %s\n' % e).encode())
       finally: os._exit(1)
