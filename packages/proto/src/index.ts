@@ -4,3 +4,4 @@
  */
 export * from './gen/coreweave/sandbox/v1/sandbox_pb.js';
 export * from './gen/google/rpc/error_details_pb.js';
+export * from './gen/google/rpc/status_pb.js';
