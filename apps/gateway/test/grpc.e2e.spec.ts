@@ -1,10 +1,16 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ClientDuplexStream, ClientReadableStream } from '@grpc/grpc-js';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ErrorInfoSchema } from '@paddock/proto';
 import { waitFor } from '@paddock/testing';
 import { IMAGE, useCluster, type Cluster } from './support/cluster';
 import { connectClient, decodeGrpcError, grpcClient, metadataWith, type DecodedStatus, type GrpcSandboxClient, type Wire } from './support/grpc-clients';
-import { http } from './support/infra';
+import { http, startGateway } from './support/infra';
 
 /** gRPC status codes (numeric, as grpc-js reports them). */
 const GRPC = { INVALID_ARGUMENT: 3, NOT_FOUND: 5, FAILED_PRECONDITION: 9, UNAUTHENTICATED: 16, UNIMPLEMENTED: 12 } as const;
@@ -381,11 +387,68 @@ describe('coreweave.sandbox.v1 over gRPC and Connect', () => {
     expect(await raw.json()).toEqual({ code: 'unauthenticated', message: (restUnauth.json as RestError).message });
   });
 
-  it('runs the SDKs\u2019 default image python:3.11 as the local base image through PADDOCK_IMAGE_ALIASES', async () => {
-    const id = await createRunning({ image: 'python:3.11', command: '/bin/sh', args: ['-c', 'trap "exit 0" TERM INT; sleep infinity & wait'] });
-    const out = await g.unary('Exec', { sandboxId: id, command: ['/bin/echo', 'aliased'] }, c.token);
-    expect(Buffer.from(out.stdout as Uint8Array).toString()).toBe('aliased\n');
+  it('runs the TypeScript SDK quick start as the SDK sends it: default image python:3.11 (aliased), run, write, read, stop', async () => {
+    // The CreateSandboxRequest the SDK builds for `client.create()` with no options.
+    const sb = await g.unary(
+      'CreateSandbox',
+      {
+        requestId: randomUUID(),
+        sandbox: {
+          spec: {
+            annotations: {},
+            containers: [{ name: 'main', image: 'python:3.11', command: '/bin/sh', args: ['-c', 'trap "exit 0" TERM INT; sleep infinity & wait'], environmentVariables: {}, files: [], secretStores: [] }],
+            primaryContainer: 'main',
+            services: [],
+            tags: [],
+          },
+        },
+      },
+      c.token,
+    );
+    const id = sb.sandboxId as string;
+    await waitFor(async () => ((await g.unary('GetSandbox', { sandboxId: id }, c.token)).status as Wire).state === 'STATE_RUNNING', { timeoutMs: 60_000, intervalMs: 200, what: 'RUNNING' });
+    const run = await g.unary('Exec', { sandboxId: id, command: ['/bin/echo', 'hello from paddock'] }, c.token);
+    expect([run.exitCode, Buffer.from(run.stdout as Uint8Array).toString()]).toEqual([0, 'hello from paddock\n']);
+    await g.unary('WriteFile', { sandboxId: id, path: '/tmp/hello.txt', content: Buffer.from('hi'), container: 'main' }, c.token);
+    expect(Buffer.from((await g.unary('ReadFile', { sandboxId: id, path: '/tmp/hello.txt', container: 'main' }, c.token)).content as Uint8Array).toString()).toBe('hi');
     const got = await g.unary('GetSandbox', { sandboxId: id }, c.token);
-    expect((got.spec as { containers: Wire[] }).containers[0]?.image).toBe('python:3.11');
+    expect([(got.spec as { containers: Wire[] }).containers[0]?.image, (got.spec as Wire).primaryContainer]).toEqual(['python:3.11', 'main']);
+    await g.unary('DeleteSandbox', { sandboxId: id, gracePeriodSeconds: 10 }, c.token);
+    await waitFor(async () => ((await g.unary('GetSandbox', { sandboxId: id }, c.token)).status as Wire).state === 'STATE_COMPLETED', { timeoutMs: 30_000, intervalMs: 200, what: 'stopped' });
+  });
+
+  it('serves TLS (h2 for gRPC, HTTP/1.1 for Connect) when the gateway has a certificate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'paddock-grpc-tls-'));
+    try {
+      const cert = join(dir, 'cert.pem');
+      const key = join(dir, 'key.pem');
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+      const tlsGw = await startGateway(c.infra, { GATEWAY_GRPC_TLS_CERT: cert, GATEWAY_GRPC_TLS_KEY: key });
+      try {
+        expect(tlsGw.grpc.url).toMatch(/^https:/);
+        const client = grpcClient(tlsGw.grpc.url, readFileSync(cert));
+        try {
+          const s = await grpcError(client.unary('GetSandbox', { sandboxId: 'sb-missing' }, c.token));
+          expect([s.code, s.reason]).toEqual([GRPC.NOT_FOUND, 'CWSANDBOX_SANDBOX_NOT_FOUND']);
+        } finally {
+          client.close();
+        }
+        const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = https.request(`${tlsGw.grpc.url}/coreweave.sandbox.v1.SandboxService/ListSandboxes`, { method: 'POST', ca: readFileSync(cert), headers: { 'content-type': 'application/json', authorization: `Bearer ${c.token}` } }, (r) => {
+            let body = '';
+            r.on('data', (d: Buffer) => (body += d.toString()));
+            r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+          });
+          req.on('error', reject);
+          req.end('{}');
+        });
+        expect(res.status).toBe(200);
+        expect(JSON.parse(res.body)).toHaveProperty('sandboxes');
+      } finally {
+        await tlsGw.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -28,7 +28,7 @@ export interface GrpcSandboxClient {
  * A plain gRPC client (@grpc/grpc-js over h2c, the stack the product's TypeScript SDK uses),
  * loaded at run time from the .proto, independent of the server's generated code.
  */
-export function grpcClient(url: string): GrpcSandboxClient {
+export function grpcClient(url: string, rootCert?: Buffer): GrpcSandboxClient {
   const def = protoLoader.loadSync(join(PROTO_ROOT, 'coreweave/sandbox/v1/sandbox.proto'), {
     includeDirs: [PROTO_ROOT],
     longs: String,
@@ -37,7 +37,7 @@ export function grpcClient(url: string): GrpcSandboxClient {
     oneofs: true,
   });
   const pkg = grpc.loadPackageDefinition(def) as unknown as { coreweave: { sandbox: { v1: { SandboxService: grpc.ServiceClientConstructor } } } };
-  const raw = new pkg.coreweave.sandbox.v1.SandboxService(new URL(url).host, grpc.credentials.createInsecure(), {
+  const raw = new pkg.coreweave.sandbox.v1.SandboxService(new URL(url).host, rootCert ? grpc.credentials.createSsl(rootCert) : grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': 100 * 1024 * 1024,
     'grpc.max_send_message_length': 100 * 1024 * 1024,
   }) as unknown as RawSandboxClient;
