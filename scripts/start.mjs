@@ -35,6 +35,9 @@ const env = {
   NATS_URL: process.env.NATS_URL ?? `nats://127.0.0.1:${natsPort}`,
   CONTROL_PLANE_PORT: process.env.CONTROL_PLANE_PORT ?? '8080',
   GATEWAY_PORT: process.env.GATEWAY_PORT ?? '8081',
+  GATEWAY_GRPC_PORT: process.env.GATEWAY_GRPC_PORT ?? '8082',
+  // The product SDKs' default image, which a laptop cannot pull: the local runner runs it as its base image.
+  PADDOCK_IMAGE_ALIASES: process.env.PADDOCK_IMAGE_ALIASES ?? 'python:3.11=paddock/base',
 };
 const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
 const gwUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
@@ -306,6 +309,7 @@ async function main() {
     `\n${line}\nPaddock is ready.\n\n` +
       `  control plane  ${cpUrl}
   gateway        ${gwUrl}
+  gRPC/Connect   http://127.0.0.1:${env.GATEWAY_GRPC_PORT}  (CWSANDBOX_BASE_URL for the product's SDKs)
   console        ${cpUrl}/console/  (sign in with the admin token)
 ` +
       `  NATS           ${env.NATS_URL}${nats ? ' (authentication on; keys and credentials in .paddock/nats/)' : ''}

@@ -183,7 +183,7 @@ export class LocalBackend implements SandboxBackend {
       instanceTypes: [],
       storageMedia: ['STORAGE_MEDIUM_DISK'],
       supportsPrivileged: false,
-      images: [BASE_IMAGE, ...Object.keys(this.o.images)],
+      images: [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
       // Issue 4: the built-in image is the default when neither the spec nor the policy names one.
       defaultImage: BASE_IMAGE,
     };
@@ -293,7 +293,7 @@ export class LocalBackend implements SandboxBackend {
     );
     this.recordEvent(rec, { state: 'STATE_CREATING' });
 
-    const image = resolveImage(spec.image, this.o.images);
+    const image = resolveImage(this.o.imageAliases[spec.image] ?? spec.image, this.o.images);
     if (!image) {
       this.recordEvent(rec, {
         state: 'STATE_FAILED',
