@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import {
   REPO_ROOT,
   freePort,
@@ -11,6 +11,7 @@ import {
   type ThrowawayPostgres,
 } from '@paddock/testing';
 import { tcpReachable } from '../../scripts/prerequisites';
+import { pathWithout } from '../src/path-without';
 
 const escape = (literal: string): string => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -32,27 +33,8 @@ describe('pnpm start without a prerequisite', () => {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
-  /** PATH as it is, except that `tool` is not found: each directory holding it is mirrored without it. */
-  function pathWithout(tool: string): string {
-    return (process.env.PATH ?? '')
-      .split(delimiter)
-      .filter((dir) => dir !== '')
-      .map((dir, i) => {
-        if (!existsSync(join(dir, tool))) return dir;
-        const mirror = join(scratch, `path-${tool}-${i}`);
-        mkdirSync(mirror, { recursive: true });
-        for (const entry of readdirSync(dir))
-          {if (entry !== tool && !existsSync(join(mirror, entry)))
-            {symlinkSync(join(dir, entry), join(mirror, entry));}}
-        return mirror;
-      })
-      .join(delimiter);
-  }
-
   /** Runs the entry of `pnpm start` with everything present but what `overrides` takes away. */
-  async function start(
-    overrides: NodeJS.ProcessEnv,
-  ): Promise<{
+  async function start(overrides: NodeJS.ProcessEnv): Promise<{
     status: number | null;
     stdout: string;
     stderr: string;
@@ -92,7 +74,7 @@ describe('pnpm start without a prerequisite', () => {
   }
 
   it('bubblewrap not on PATH', async () => {
-    const r = await start({ PATH: pathWithout('bwrap') });
+    const r = await start({ PATH: pathWithout('bwrap', scratch) });
     await expectRefused(
       r,
       /^error: bubblewrap: bwrap is not on PATH \(.+\)\. Fix: apt-get install bubblewrap$/,
@@ -125,7 +107,7 @@ describe('pnpm start without a prerequisite', () => {
   });
 
   it('NATS unavailable: no nats-server on PATH for pnpm start to run', async () => {
-    const r = await start({ PATH: pathWithout('nats-server') });
+    const r = await start({ PATH: pathWithout('nats-server', scratch) });
     await expectRefused(
       r,
       /^error: nats-server: nats-server is not on PATH \(.+\)\. Fix: apt-get install nats-server$/,
