@@ -5,7 +5,11 @@ import { parseRunnerEnv } from './config/env';
 import { optionsFromEnv } from './config/options';
 import { createBackend } from './backend/create-backend';
 import { decommission } from './decommission';
-import { consoleLogger } from './runner';
+import { nestLoggerFor, type ServiceLogger } from '@paddock/kit';
+import { runnerLogger } from './runner';
+
+// Until the environment is read, at the default level.
+let log: ServiceLogger = runnerLogger();
 
 /**
  * `node dist/main.js`: parse the environment (exit 2 with every bad variable), build the backend,
@@ -15,13 +19,14 @@ import { consoleLogger } from './runner';
 async function main(): Promise<void> {
   const parsed = parseRunnerEnv(process.env);
   if (!parsed.ok) {
-    process.stderr.write(`Invalid runner configuration:\n  ${parsed.errors.join('\n  ')}\n`);
+    log.fatal('invalid runner configuration', { errors: parsed.errors });
     process.exit(2);
   }
+  log = runnerLogger(parsed.env.LOG_LEVEL);
   if (parsed.env.PADDOCK_RUNNER_MODE === 'decommission') {
     const runnerId = parsed.env.PADDOCK_RUNNER_ID;
     if (!runnerId) {
-      process.stderr.write('decommission needs PADDOCK_RUNNER_ID\n');
+      log.fatal('decommission needs PADDOCK_RUNNER_ID');
       process.exit(2);
     }
     const code = await decommission({
@@ -31,16 +36,16 @@ async function main(): Promise<void> {
       natsUrl: parsed.env.NATS_URL,
       reason: parsed.env.PADDOCK_DECOMMISSION_REASON,
       natsCredsFile: parsed.env.NATS_CREDS,
-      log: (msg, fields) => consoleLogger.info(msg, fields),
+      log: log.info,
     });
     process.exit(code);
   }
-  const options = await optionsFromEnv(parsed.env);
-  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(options), { logger: ['error', 'warn'] });
+  const options = await optionsFromEnv(parsed.env, log);
+  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(options), { logger: nestLoggerFor(log) });
   app.enableShutdownHooks();
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`Runner failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  log.fatal('runner failed to start', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
   process.exit(1);
 });

@@ -19,3 +19,4 @@ export * from './runner-env';
 export * from './nats-credentials';
 export * from './api-token';
 export * from './published-views';
+export * from './request-id';

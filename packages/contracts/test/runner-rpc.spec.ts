@@ -6,6 +6,7 @@ import {
   LogsRequestSchema,
   PaddockError,
   ReceiveWindow,
+  RUNNER_RPC_SCHEMAS,
   SandboxStateEventSchema,
   SendWindow,
   WriteFileRequestSchema,
@@ -86,6 +87,16 @@ describe('request schemas', () => {
     const req = CreateSandboxRequestSchema.parse({ sandboxId: 'sb-1', organizationId: 'org', spec: {} });
     expect(req.sandboxId).toBe('sb-1');
     expect(req.spec.containers).toEqual([{ name: 'main' }]);
+  });
+
+  it('lets every op carry the request id it serves, and refuses one that is not a header-safe token', () => {
+    const carrying = Object.entries(RUNNER_RPC_SCHEMAS)
+      .filter(([, s]) => 'trace' in s.request.shape)
+      .map(([op]) => op);
+    expect(carrying).toEqual(Object.keys(RUNNER_RPC_SCHEMAS));
+    const get = RUNNER_RPC_SCHEMAS.get.request;
+    expect(get.parse({ sandboxId: 's', organizationId: 'o', trace: { requestId: 'req-1' } }).trace).toEqual({ requestId: 'req-1' });
+    expect(get.safeParse({ sandboxId: 's', organizationId: 'o', trace: { requestId: 'a b' } }).error?.issues[0]?.path).toEqual(['trace', 'requestId']);
   });
 
   it('wants exactly one of inline content or a stream on writeFile', () => {

@@ -1,10 +1,11 @@
 import { createBackend } from '../backend/create-backend';
 import type { RunnerOptions } from '../runner';
+import type { RunnerLogger } from '../service/sandbox-service';
 import type { RunnerEnv } from './env';
 import { loadRunnerConfigFile } from './runner-config-file';
 
 /** Builds the runner's options from the parsed environment (the config file fills identity gaps). */
-export async function optionsFromEnv(env: RunnerEnv): Promise<RunnerOptions> {
+export async function optionsFromEnv(env: RunnerEnv, log: RunnerLogger): Promise<RunnerOptions> {
   // The backend needs the runner id up front (it names cgroups and state directories), so a
   // runnerId that only the config file carries is read here once.
   const fileRunnerId = env.PADDOCK_RUNNER_CONFIG
@@ -39,5 +40,6 @@ export async function optionsFromEnv(env: RunnerEnv): Promise<RunnerOptions> {
       openFilesMax: env.PADDOCK_SANDBOX_OPEN_FILES_MAX,
     },
     streamIdleTimeoutMs: env.PADDOCK_STREAM_IDLE_TIMEOUT_MS,
+    log,
   };
 }
