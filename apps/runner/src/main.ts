@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     log.fatal('invalid runner configuration', { errors: parsed.errors });
     process.exit(2);
   }
-  log = runnerLogger(parsed.env.LOG_LEVEL);
+  log = runnerLogger(parsed.env.LOG_LEVEL, parsed.env.LOG_FORMAT);
   if (parsed.env.PADDOCK_RUNNER_MODE === 'decommission') {
     const runnerId = parsed.env.PADDOCK_RUNNER_ID;
     if (!runnerId) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { RUNNER_HEALTHS, subjects, type RunnerHeartbeat, type SandboxStateEvent } from '@paddock/contracts';
-import { createServiceLogger, type LogLevel, type ServiceLogger } from '@paddock/kit';
+import { createServiceLogger, type LogFormat, type LogLevel, type ServiceLogger } from '@paddock/kit';
 import { connectNats } from '@paddock/nats';
 import type { SandboxBackend } from './backend/sandbox-backend';
 import { ConfigFileWatcher, type LoadedConfig } from './config/runner-config-file';
@@ -57,8 +57,8 @@ export interface RunningRunner {
 const TERMINAL_RETENTION_MS = 60 * 60 * 1000;
 
 /** The runner process's logger (JSON lines, pretty at a terminal). */
-export function runnerLogger(level: LogLevel = 'info'): ServiceLogger {
-  return createServiceLogger({ service: 'runner', level });
+export function runnerLogger(level: LogLevel = 'info', format?: LogFormat): ServiceLogger {
+  return createServiceLogger({ service: 'runner', level, ...(format ? { format } : {}) });
 }
 
 function resolveIdentity(env: Partial<RunnerIdentity>, file: LoadedConfig | undefined): RunnerIdentity {

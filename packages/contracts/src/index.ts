@@ -20,3 +20,4 @@ export * from './nats-credentials';
 export * from './api-token';
 export * from './published-views';
 export * from './request-id';
+export * from './labels';

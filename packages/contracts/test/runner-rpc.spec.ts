@@ -7,6 +7,10 @@ import {
   PaddockError,
   ReceiveWindow,
   RUNNER_RPC_SCHEMAS,
+  SANDBOX_STATE_RANK,
+  SANDBOX_STATES,
+  TERMINAL_SANDBOX_STATE_RANK,
+  TERMINAL_SANDBOX_STATES,
   SandboxStateEventSchema,
   SendWindow,
   WriteFileRequestSchema,
@@ -122,5 +126,15 @@ describe('request schemas', () => {
   it('validates a state event', () => {
     const evt = { sandboxId: 's', organizationId: 'o', runnerId: 'r', state: 'STATE_RUNNING', at: new Date().toISOString(), sequence: 1 };
     expect(SandboxStateEventSchema.parse(evt).state).toBe('STATE_RUNNING');
+  });
+});
+
+describe('sandbox state order', () => {
+  it('ranks every state, the terminal ones together at the top and UNSPECIFIED below everything', () => {
+    expect(Object.keys(SANDBOX_STATE_RANK).sort()).toEqual([...SANDBOX_STATES].sort());
+    const top = Math.max(...Object.values(SANDBOX_STATE_RANK));
+    expect(top).toBe(TERMINAL_SANDBOX_STATE_RANK);
+    expect(SANDBOX_STATES.filter((s) => SANDBOX_STATE_RANK[s] === top)).toEqual([...TERMINAL_SANDBOX_STATES]);
+    expect(SANDBOX_STATES.filter((s) => s !== 'STATE_UNSPECIFIED').every((s) => SANDBOX_STATE_RANK[s] > SANDBOX_STATE_RANK.STATE_UNSPECIFIED)).toBe(true);
   });
 });

@@ -7,7 +7,8 @@ export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export type LogFields = Record<string, unknown>;
 /** `json`: one JSON object per line (files, pipes, log shippers). `pretty`: coloured text for a person at a terminal. */
-export type LogFormat = 'json' | 'pretty';
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Free functions (no `this`): a logger's methods can be handed around unbound. */
 export type LogWrite = (msg: string, fields?: LogFields) => void;
