@@ -148,11 +148,12 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     }
     for (const w of workloads) {
       const sa = w.spec.template.spec.serviceAccountName;
-      if (sa)
-        {expect(
+      if (sa) {
+        expect(
           dev.some((o) => o.kind === 'ServiceAccount' && o.metadata.name === sa),
           `${w.metadata.name}: ServiceAccount ${sa}`,
-        ).toBe(true);}
+        ).toBe(true);
+      }
     }
   });
 
@@ -163,15 +164,17 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     for (const w of workloads) {
       const pod = w.spec.template.spec;
       for (const c of pod.containers) {
-        for (const e of c.envFrom ?? [])
-          {if (e.secretRef) refs.push(`${w.metadata.name}: envFrom ${e.secretRef.name}`);}
+        for (const e of c.envFrom ?? []) {
+          if (e.secretRef) refs.push(`${w.metadata.name}: envFrom ${e.secretRef.name}`);
+        }
         for (const e of c.env ?? []) {
           const ref = e.valueFrom?.secretKeyRef;
-          if (ref)
-            {expect(
+          if (ref) {
+            expect(
               secret(ref.name)?.data[ref.key],
               `${w.metadata.name}: ${e.name} from ${ref.name}/${ref.key}`,
-            ).toBeTruthy();}
+            ).toBeTruthy();
+          }
           // A file path under a mounted Secret is one of that Secret's keys.
           const mount = c.volumeMounts?.find((m) => e.value?.startsWith(`${m.mountPath}/`));
           const volume = pod.volumes?.find((v) => v.name === mount?.name)?.secret;
@@ -184,12 +187,14 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
           }
         }
       }
-      for (const v of pod.volumes ?? [])
-        {if (v.secret)
-          {expect(
+      for (const v of pod.volumes ?? []) {
+        if (v.secret) {
+          expect(
             secret(v.secret.secretName),
             `${w.metadata.name}: volume ${v.secret.secretName}`,
-          ).toBeDefined();}}
+          ).toBeDefined();
+        }
+      }
     }
     // paddock-env is read whole (envFrom): it must carry what the services need and no more.
     expect(refs.length).toBeGreaterThan(0);
@@ -271,8 +276,9 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     const named = new Set<string>();
     for (const overlay of readdirSync(join(INFRA_DIR, 'k8s', 'overlays'))) {
       for (const o of renderKustomization(join(INFRA_DIR, 'k8s', 'overlays', overlay))) {
-        for (const c of (o as Workload).spec?.template?.spec?.containers ?? [])
-          {if (c.image.startsWith('paddock/')) named.add(c.image);}
+        for (const c of (o as Workload).spec?.template?.spec?.containers ?? []) {
+          if (c.image.startsWith('paddock/')) named.add(c.image);
+        }
       }
     }
     const releases = seededRunnerReleases(REPO_ROOT);
@@ -303,6 +309,29 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     const lines = dry.stdout.split('\n').filter((l) => l.startsWith('docker build'));
     expect(lines).toHaveLength(IMAGE_APPS.length);
     for (const image of built) expect(dry.stdout).toContain(`-t ${image} `);
+  });
+
+  it('the Dockerfile’s deploy step works for every image: `pnpm deploy --prod` yields a folder that runs on its own', () => {
+    const dockerfile = readFileSync(join(REPO_ROOT, DOCKERFILE), 'utf8');
+    expect(dockerfile).toContain('pnpm --filter @paddock/${APP} deploy --prod /out');
+    for (const app of IMAGE_APPS) {
+      const out = join(scratch, `deploy-${app}`);
+      const r = spawnSync('pnpm', ['--filter', `@paddock/${app}`, 'deploy', '--prod', out], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        timeout: 300_000,
+      });
+      expect(r.status, `${app}: ${r.stderr}`).toBe(0);
+      expect(existsSync(join(out, 'dist', 'main.js')), app).toBe(true);
+      // Its whole module graph loads from the folder alone (workspace packages and production
+      // dependencies inside it), as in the image where nothing else exists.
+      const load = spawnSync(
+        process.execPath,
+        ['-e', `require(${JSON.stringify(join(out, 'dist', 'index.js'))})`],
+        { cwd: out, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } },
+      );
+      expect(load.status, `${app}: ${load.stderr}`).toBe(0);
+    }
   });
 
   it('`pnpm images` without a Docker daemon, or without docker, says so in one line and exits 1', () => {
