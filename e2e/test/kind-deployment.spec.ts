@@ -35,6 +35,8 @@ interface Container {
   }[];
   envFrom?: { secretRef?: { name: string } }[];
   volumeMounts?: { name: string; mountPath: string }[];
+  command?: string[];
+  args?: string[];
 }
 interface Workload extends KObject {
   spec: {
@@ -161,11 +163,17 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     const made = await devSecrets(join(scratch, 'nats'));
     const secret = (name: string): DevSecret | undefined => made.find((s) => s.name === name);
     const refs: string[] = [];
+    const mountedFiles: string[] = [];
     for (const w of workloads) {
       const pod = w.spec.template.spec;
       for (const c of pod.containers) {
         for (const e of c.envFrom ?? []) {
-          if (e.secretRef) refs.push(`${w.metadata.name}: envFrom ${e.secretRef.name}`);
+          if (!e.secretRef) continue;
+          refs.push(e.secretRef.name);
+          expect(
+            secret(e.secretRef.name),
+            `${w.metadata.name}: envFrom ${e.secretRef.name}`,
+          ).toBeDefined();
         }
         for (const e of c.env ?? []) {
           const ref = e.valueFrom?.secretKeyRef;
@@ -175,16 +183,23 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
               `${w.metadata.name}: ${e.name} from ${ref.name}/${ref.key}`,
             ).toBeTruthy();
           }
-          // A file path under a mounted Secret is one of that Secret's keys.
-          const mount = c.volumeMounts?.find((m) => e.value?.startsWith(`${m.mountPath}/`));
+        }
+        // A file path under a mounted Secret (in the environment or on the command line) is one of that Secret's keys.
+        const paths = [
+          ...(c.env ?? []).map((e) => e.value ?? ''),
+          ...(c.command ?? []),
+          ...(c.args ?? []),
+        ];
+        for (const path of paths) {
+          const mount = c.volumeMounts?.find((m) => path.startsWith(`${m.mountPath}/`));
           const volume = pod.volumes?.find((v) => v.name === mount?.name)?.secret;
-          if (mount && volume) {
-            const file = (e.value as string).slice(mount.mountPath.length + 1);
-            expect(
-              secret(volume.secretName)?.data[file],
-              `${w.metadata.name}: ${e.name}=${e.value} in ${volume.secretName}`,
-            ).toBeTruthy();
-          }
+          if (!mount || !volume) continue;
+          mountedFiles.push(path);
+          const file = path.slice(mount.mountPath.length + 1);
+          expect(
+            secret(volume.secretName)?.data[file],
+            `${w.metadata.name}: ${path} in ${volume.secretName}`,
+          ).toBeTruthy();
         }
       }
       for (const v of pod.volumes ?? []) {
@@ -196,8 +211,15 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
         }
       }
     }
+    expect(mountedFiles).toEqual(
+      expect.arrayContaining([
+        '/etc/nats/server.conf',
+        `${NATS_MOUNT}/nats.creds`,
+        `${NATS_MOUNT}/runner-signing.nk`,
+      ]),
+    );
     // paddock-env is read whole (envFrom): it must carry what the services need and no more.
-    expect(refs.length).toBeGreaterThan(0);
+    expect(new Set(refs)).toEqual(new Set(['paddock-env']));
     const env = secret('paddock-env')?.data ?? {};
     expect(Object.keys(env).sort()).toEqual([
       'DATABASE_URL',
@@ -225,7 +247,6 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     expect(decodeURIComponent(new URL(env.DATABASE_URL as string).password)).toBe(
       'pw/with:reserved@chars',
     );
-    expect(NATS_MOUNT).toBe('/var/run/secrets/paddock.dev/nats');
   });
 
   it('the NATS Secrets work: nats-server runs on paddock-nats-server’s config, takes the gateway’s and the control plane’s users, refuses anonymous clients', async () => {
