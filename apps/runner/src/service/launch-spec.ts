@@ -37,7 +37,7 @@ export function primaryContainerOf(resolved: ResolvedSandboxSpec): ResolvedConta
   return primary;
 }
 
-/** The status echoes of a resolved spec (SPEC §4.3 `effective*`). */
+/** The status echoes of a resolved spec (the `effective*` fields of a sandbox's status). */
 export function effectiveFieldsOf(resolved: ResolvedSandboxSpec): SandboxEffectiveFields {
   return {
     effectiveResources: resolved.effectiveResources,

@@ -25,7 +25,7 @@ import type {
   SandboxBackend,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
-import { detectCgroupMode, killQuietly, RunnerCgroups, type CpuSteadyQuota } from './cgroups';
+import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName, type CpuSteadyQuota } from './cgroups';
 import { sandboxNotFound, sandboxNotRunning } from './errors';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
@@ -35,7 +35,7 @@ import { request } from './socket-io';
 import { type EgressGrant } from './net/nft-ruleset';
 import { SandboxNetworks, type SandboxNetHandle } from './net/sandbox-networks';
 import { isOurSupervisor, pidAlive, readPid } from './pids';
-import { SupervisorZygote } from './supervisor-zygote';
+import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
 import { SUPERVISOR_PY } from './supervisor.py';
 import { WarmSlots, type WarmSlot } from './warm-slots';
 
@@ -140,16 +140,10 @@ export class LocalBackend implements SandboxBackend {
   /** Lazily prepares the state directory, the cgroup tree and the supervisor zygote. */
   private init(): RunnerCgroups {
     if (this.cgroups) return this.cgroups;
-    const mode = detectCgroupMode(this.o.cgroupRoot);
-    if (!mode) {
-      throw new PaddockError('failed_precondition', `no usable cgroup hierarchy under ${this.o.cgroupRoot} (need cgroup v2, or v1 cpu, memory and pids)`, {
-        reason: 'CWSANDBOX_INTERNAL',
-      });
-    }
+    const cg = cgroupsOf(this.o);
     // 0711: the sandbox user must traverse to its bind sources, but cannot list other sandboxes.
     mkdirSync(join(this.o.stateDir, 'sandboxes'), { recursive: true, mode: 0o711 });
     writeFileSync(this.scriptPath(), SUPERVISOR_PY, { mode: 0o644 });
-    const cg = new RunnerCgroups(mode, this.o.cgroupRoot, this.o.runnerId);
     cg.ensureRunnerTree();
     this.cgroups = cg;
     this.zygote = new SupervisorZygote(
@@ -189,7 +183,7 @@ export class LocalBackend implements SandboxBackend {
       instanceTypes: [],
       storageMedia: ['STORAGE_MEDIUM_DISK'],
       supportsPrivileged: false,
-      images: [BASE_IMAGE, ...Object.keys(this.o.images)],
+      images: [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
       // Issue 4: the built-in image is the default when neither the spec nor the policy names one.
       defaultImage: BASE_IMAGE,
     };
@@ -299,7 +293,7 @@ export class LocalBackend implements SandboxBackend {
     );
     this.recordEvent(rec, { state: 'STATE_CREATING' });
 
-    const image = resolveImage(spec.image, this.o.images);
+    const image = resolveImage(this.o.imageAliases[spec.image] ?? spec.image, this.o.images);
     if (!image) {
       this.recordEvent(rec, {
         state: 'STATE_FAILED',
@@ -651,7 +645,7 @@ export class LocalBackend implements SandboxBackend {
     await cg.killAndRemove(id);
     await this.net.teardown(id);
     const disk = join(dir, 'disk');
-    if (isMountPoint(disk)) spawnSync('umount', ['-l', disk]);
+    if (isMountPoint(disk)) spawnSync('umount', ['-l', disk], { env: SUPERVISOR_ENV });
     rmSync(dir, { recursive: true, force: true });
   }
 
@@ -686,6 +680,14 @@ export class LocalBackend implements SandboxBackend {
       if (rec.poll) clearInterval(rec.poll);
       if (rec.backstop) clearTimeout(rec.backstop);
     }
+    // A runner that leaves no sandbox behind (a decommission, a test) leaves no cgroup tree either:
+    // trees are per installation, so nothing else would ever reuse or remove it.
+    const cg = this.cgroups;
+    if (cg && cg.listSandboxes().length === 0) {
+      const until = Date.now() + 2000;
+      while (cg.supervisorPids().length > 0 && Date.now() < until) await delay(10);
+      cg.removeRunnerTree();
+    }
     // Links of sandboxes that outlive the runner stay (they are adopted later); an idle runner leaves no table.
     await Promise.all([...this.sandboxes.values()].filter((r) => isTerminalSandboxState(r.state)).map((r) => this.net.teardown(r.id)));
     await this.net.dispose().catch(() => undefined);
@@ -700,6 +702,21 @@ export class LocalBackend implements SandboxBackend {
   cgroupTree(): RunnerCgroups {
     return this.init();
   }
+}
+
+/** The cgroup tree of a runner's backend, without starting anything (tests, operators' checks). */
+export function runnerCgroupsOf(options: LocalBackendOptions): RunnerCgroups {
+  return cgroupsOf(resolveOptions(options));
+}
+
+function cgroupsOf(o: ResolvedOptions): RunnerCgroups {
+  const mode = detectCgroupMode(o.cgroupRoot);
+  if (!mode) {
+    throw new PaddockError('failed_precondition', `no usable cgroup hierarchy under ${o.cgroupRoot} (need cgroup v2, or v1 cpu, memory and pids)`, {
+      reason: 'CWSANDBOX_INTERNAL',
+    });
+  }
+  return new RunnerCgroups(mode, o.cgroupRoot, runnerTreeName(o.runnerId, o.stateDir));
 }
 
 function requireArgv(argv: string[]): void {

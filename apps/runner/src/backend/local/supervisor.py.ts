@@ -139,7 +139,9 @@ def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent, netns=None):
   libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
   if os.getppid() != parent: os._exit(1)
   reset_signals()
-  os.execv(exe, argv)
+  # No environment at all: bwrap's is what the sandbox's pid 1 shows in /proc/1/environ, and the
+  # sandbox's own processes get theirs from --setenv.
+  os.execve(exe, argv, {})
 
 class Supervisor:
   def __init__(self, plan):
