@@ -32,6 +32,7 @@ describe('pnpm start', () => {
       PADDOCK_NATS_PORT: String(natsPort),
       CONTROL_PLANE_PORT: String(await freePort()),
       GATEWAY_PORT: String(await freePort()),
+      GATEWAY_GRPC_PORT: String(await freePort()),
       PADDOCK_STATE_DIR: stateDir,
       XDG_CONFIG_HOME: join(stateDir, 'xdg'),
     };
@@ -88,6 +89,8 @@ describe('pnpm start', () => {
     const out = first.output();
     const token = /admin token\s+(\S+)/.exec(out)?.[1];
     expect(token).toMatch(/^pdk_/);
+    // The product SDKs' CWSANDBOX_BASE_URL.
+    expect(out).toContain(`gRPC/Connect   http://127.0.0.1:${env.GATEWAY_GRPC_PORT}`);
     const next = out
       .split('\n')
       .map((l) => l.trim())
