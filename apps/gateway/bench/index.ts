@@ -7,7 +7,7 @@ import { startControlPlane } from '../test/support/control-plane';
 import { startRunner } from '../test/support/runners';
 import { IMAGE } from '../test/support/cluster';
 import { grpcClient } from '../test/support/grpc-clients';
-import { bwrapInCgroupMs, concurrentBwrapsMs, fastifyRoundTripMs, natsRequestReplyMs, p50, twoPgCommitsMs } from './floors';
+import { bwrapInCgroupMs, concurrentBwrapsMs, fastifyRoundTripMs, grpcStackRoundTripMs, natsRequestReplyMs, p50, twoPgCommitsMs } from './floors';
 
 /**
  * Gateway benchmarks beside the floor of the same path with bare parts, measured in this run.
@@ -79,6 +79,7 @@ async function main(): Promise<void> {
     progress('gateway up; measuring floors');
     // Floors of the bare parts (same machine, same run).
     const fastifyMs = await fastifyRoundTripMs(300);
+    const grpcStackMs = await grpcStackRoundTripMs(300);
     const pgMs = await twoPgCommitsMs(databaseUrl, 300);
     const natsMs = await natsRequestReplyMs(nats, 300);
     const bwrapMs = await bwrapInCgroupMs(Math.max(20, N));
@@ -207,6 +208,7 @@ async function main(): Promise<void> {
     const rows: BenchRow[] = [
       row('floor: fastify request', 'ms p50', [p50(fastifyMs)]),
       row('floor: two postgres commits', 'ms p50', [p50(pgMs)]),
+      row('floor: grpc-js unary to a bare connect-node h2c server', 'ms p50', [p50(grpcStackMs)], { note: 'the gRPC stack alone (client and server)' }),
       row('floor: nats request/reply', 'ms p50', [p50(natsMs)]),
       row('floor: bwrap spawn in cgroups', 'ms p50', [p50(bwrapMs)]),
       row('create → RUNNING sequential p50', 'ms', [seqStats.p50], { floor: { name: 'sum of bare parts p50', median: floorP50 }, target: '≤ 3× floor' }),
