@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** An image the local backend can run: a host directory used as a read-only root filesystem. */
@@ -35,6 +36,11 @@ export interface LocalBackendOptions {
    * move into a cgroup is the slowest step of a launch). Default 2; 0 turns warm slots off.
    */
   warmSlots?: number;
+  /** iproute2 and nftables, which build and filter the egress links. Defaults `/usr/sbin/ip`, `/usr/sbin/nft`. */
+  ipPath?: string;
+  nftPath?: string;
+  /** The resolver configuration the sandboxes' resolv.conf is derived from. Default `/etc/resolv.conf`. */
+  hostResolvConf?: string;
 }
 
 export interface ResolvedOptions {
@@ -50,6 +56,9 @@ export interface ResolvedOptions {
   logCapBytes: number;
   lifetimeGraceMs: number;
   warmSlots: number;
+  ipPath: string;
+  nftPath: string;
+  hostResolvConf: string;
 }
 
 export const BASE_IMAGE = 'paddock/base';
@@ -99,5 +108,12 @@ export function resolveOptions(o: LocalBackendOptions): ResolvedOptions {
     logCapBytes: o.logCapBytes ?? DEFAULT_LOG_CAP_BYTES,
     lifetimeGraceMs: o.lifetimeGraceMs ?? 2000,
     warmSlots: o.warmSlots ?? 2,
+    ipPath: o.ipPath ?? firstExisting(['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip']),
+    nftPath: o.nftPath ?? firstExisting(['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft']),
+    hostResolvConf: o.hostResolvConf ?? '/etc/resolv.conf',
   };
+}
+
+function firstExisting(paths: string[]): string {
+  return paths.find((p) => existsSync(p)) ?? (paths[0] as string);
 }
