@@ -34,7 +34,7 @@ import { BASE_IMAGE, isSafeId, resolveOptions, type LocalBackendOptions, type Re
 import { request } from './socket-io';
 import { isOurSupervisor, pidAlive, readPid } from './pids';
 import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
-import { SUPERVISOR_PY } from './supervisor.py';
+import { installSupervisor, SUPERVISOR_ENTRY } from './supervisor-files';
 import { WarmSlots, type WarmSlot } from './warm-slots';
 
 /** What the backend remembers about one sandbox (rebuilt from the state directory after a restart). */
@@ -54,7 +54,7 @@ interface SandboxRecord {
   backstop?: NodeJS.Timeout;
 }
 
-/** The plan file the runner hands to a supervisor (see supervisor.py.ts). */
+/** The plan file the runner hands to a supervisor (see apps/runner/supervisor). */
 interface SupervisorPlan {
   sandboxId: string;
   dir: string;
@@ -137,7 +137,7 @@ export class LocalBackend implements SandboxBackend {
     const cg = cgroupsOf(this.o);
     // 0711: the sandbox user must traverse to its bind sources, but cannot list other sandboxes.
     mkdirSync(join(this.o.stateDir, 'sandboxes'), { recursive: true, mode: 0o711 });
-    writeFileSync(this.scriptPath(), SUPERVISOR_PY, { mode: 0o644 });
+    installSupervisor(this.o.stateDir);
     cg.ensureRunnerTree();
     this.cgroups = cg;
     this.zygote = new SupervisorZygote(
@@ -153,7 +153,7 @@ export class LocalBackend implements SandboxBackend {
   }
 
   private scriptPath(): string {
-    return join(this.o.stateDir, 'supervisor.py');
+    return join(this.o.stateDir, SUPERVISOR_ENTRY);
   }
 
   private sandboxDir(id: string): string {

@@ -1,30 +1,26 @@
-/**
- * Source of the per-sandbox supervisor, a small Python 3 program (stdlib only) that the backend
- * writes into its state directory and runs detached (own session) for every sandbox.
- *
- * Why a separate process, and why Python:
- * - Sandboxes must outlive a runner restart, and nothing may outlive its lifetime. The supervisor
- *   is the sandbox's parent, enforces the deadline, records the exit and kills the whole cgroup,
- *   whether or not the runner is alive. If the supervisor itself dies, bwrap dies with it
- *   (PR_SET_PDEATHSIG + `--die-with-parent`): the sandbox fails closed.
- * - It captures the main process's stdout/stderr into a framed, size-capped log on the host side,
- *   so a sandbox can neither exceed the cap nor tamper with the log.
- * - Exec and file requests arrive on a Unix socket. Commands without a terminal are handed, with
- *   the request's sockets (SCM_RIGHTS), to an exec daemon started inside the sandbox on first use
- *   (its namespaces, cgroups, uid, no new privileges, the same seccomp filter): it posix_spawns
- *   the command with the sockets as stdio (zero copy, kernel backpressure), about 3 ms per exec
- *   here. Terminal sessions and file requests fork a handler that joins the sandbox's cgroups,
- *   enters its namespaces (setns) and drops to the sandbox uid the same way (about 9 ms). Neither
- *   needs a helper binary inside the image.
- * - Python is on every Debian host and has setns/prctl/mount through ctypes (a shell could not frame
- *   logs). Its start-up (tens of ms) is paid once: a warm zygote forks one supervisor per sandbox.
- *
- * Log framing: each record is a 16-byte header `<u32 length, u8 stream (0 out, 1 err), 3 pad,
- * f64 unix seconds>` followed by `length` bytes. Offsets exposed to clients count payload bytes only.
- *
- * Keep this file free of backticks and dollar-brace sequences: it is a raw template literal.
- */
-export const SUPERVISOR_PY = String.raw`
+# The per-sandbox supervisor, a small Python 3 program (stdlib only) that the backend copies into
+# its state directory and runs detached (own session) for every sandbox.
+#
+# Why a separate process, and why Python:
+# - Sandboxes must outlive a runner restart, and nothing may outlive its lifetime. The supervisor
+#   is the sandbox's parent, enforces the deadline, records the exit and kills the whole cgroup,
+#   whether or not the runner is alive. If the supervisor itself dies, bwrap dies with it
+#   (PR_SET_PDEATHSIG + `--die-with-parent`): the sandbox fails closed.
+# - It captures the main process's stdout/stderr into a framed, size-capped log on the host side,
+#   so a sandbox can neither exceed the cap nor tamper with the log.
+# - Exec and file requests arrive on a Unix socket. Commands without a terminal are handed, with
+#   the request's sockets (SCM_RIGHTS), to an exec daemon started inside the sandbox on first use
+#   (its namespaces, cgroups, uid, no new privileges, the same seccomp filter): it posix_spawns
+#   the command with the sockets as stdio (zero copy, kernel backpressure), about 3 ms per exec
+#   here. Terminal sessions and file requests fork a handler that joins the sandbox's cgroups,
+#   enters its namespaces (setns) and drops to the sandbox uid the same way (about 9 ms). Neither
+#   needs a helper binary inside the image.
+# - Python is on every Debian host and has setns/prctl/mount through ctypes (a shell could not frame
+#   logs). Its start-up (tens of ms) is paid once: a warm zygote forks one supervisor per sandbox.
+#
+# Log framing: each record is a 16-byte header `<u32 length, u8 stream (0 out, 1 err), 3 pad,
+# f64 unix seconds>` followed by `length` bytes. Offsets exposed to clients count payload bytes only.
+
 import os, sys, json, socket, select, signal, struct, time, errno, ctypes, base64, stat, shutil, resource, fcntl, termios
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -1055,4 +1051,3 @@ def zygote():
 
 if __name__ == '__main__':
   main()
-`;
