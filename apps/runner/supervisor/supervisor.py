@@ -23,6 +23,7 @@
 
 import os, sys, json, socket, select, signal, struct, time, errno, ctypes, base64, resource, fcntl, termios
 
+from paddock_supervisor import plan as plan_schema
 from paddock_supervisor.execd import execd_main
 from paddock_supervisor.fileops import file_ops
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
@@ -662,6 +663,32 @@ def file_handler(p, init_pid, conn, req):
   os.chdir(p['execCwd'])
   file_ops(conn, req)
 
+# ---- the plan ----
+_schema = None
+
+def read_plan(path):
+  # Checked before anything acts on it. A plan that does not match the runner's schema of it (a
+  # runner and supervisor of different releases) ends the sandbox FAILED_TO_START naming each bad
+  # field, on stdout and in its event file like any other end; None is returned.
+  global _schema
+  with open(path) as f: p = json.load(f)
+  try:
+    if _schema is None: _schema = plan_schema.load_schema()
+    return plan_schema.check(p, _schema)
+  except (plan_schema.PlanError, OSError, ValueError) as e:
+    sandbox_id = p.get('sandboxId') if isinstance(p, dict) else None
+    events = os.path.join(os.path.dirname(path), 'events.jsonl')
+    try:
+      with open(events, 'rb') as f: seq = sum(1 for _ in f) + 1
+    except OSError: seq = 1
+    ev = {'seq': seq, 'state': 'STATE_FAILED', 'reason': 'FAILED_TO_START', 'message': 'launch failed: %s' % e, 'at': time.time()}
+    if isinstance(sandbox_id, str): ev['sandboxId'] = sandbox_id
+    line = (json.dumps(ev) + '\n').encode()
+    with open(events, 'ab') as f: f.write(line)
+    try: os.write(1, line)
+    except OSError: pass
+    return None
+
 def join_cgroup(procs):
   if procs:
     try: write_file(procs, str(os.getpid()))
@@ -677,8 +704,8 @@ def main():
   join_cgroup(sys.argv[2] if len(sys.argv) > 2 else '')
   if mode == 'zygote':
     zygote()
-  with open(sys.argv[3]) as f: plan = json.load(f)
-  Supervisor(plan).run()
+  plan = read_plan(sys.argv[3])
+  if plan is not None: Supervisor(plan).run()
   os._exit(0)
 
 # ---- warm slots ----
@@ -731,7 +758,11 @@ def warm_slot(slot_path):
   # Assigned: from here on this is a sandbox's supervisor and outlives the runner like any other.
   libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
   lsock.close()
-  with open(req['plan']) as f: plan = json.load(f)
+  plan = read_plan(req['plan'])
+  if plan is None:
+    # Ended already (reported): the parked launcher dies with this process (PDEATHSIG).
+    send_line(conn, {'ok': True})
+    os._exit(0)
   sup = Supervisor(plan)
   sup.parked = {'pid': pid, 'go': go_w, 'out': out_r, 'err': err_r, 'info': info_r}
   send_line(conn, {'ok': True})
@@ -742,6 +773,10 @@ def zygote():
   # A warm interpreter that forks one supervisor per plan path read from stdin: a fork costs about
   # a millisecond where a fresh Python costs tens. Supervisors start their own session and outlive
   # the zygote; the zygote leaves when the runner goes away (EOF on stdin, or reparented).
+  global _schema
+  # Read once: every supervisor this zygote forks checks its plan against the schema of the
+  # runner that started it (a later runner rewrites the file for its own zygote).
+  _schema = plan_schema.load_schema()
   parent = os.getppid()
   buf = b''
   while True:
@@ -770,8 +805,8 @@ def zygote():
           if path.startswith('warm '):
             warm_slot(path[5:])
           else:
-            with open(path) as f: plan = json.load(f)
-            Supervisor(plan).run()
+            plan = read_plan(path)
+            if plan is not None: Supervisor(plan).run()
         finally:
           os._exit(0)
 

@@ -3,7 +3,7 @@ import ctypes, errno, os, struct
 
 from paddock_supervisor.sysutil import libc, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER
 
-# Syscalls no sandbox needs and that widen the kernel attack surface (RELIABILITY SB-9).
+# Syscalls no sandbox needs and that widen the kernel attack surface.
 DENY = {
   'x86_64': (0xC000003E, [101, 250, 248, 249, 321, 298, 425, 426, 427, 323, 246, 320, 175, 313, 176, 165, 166,
                           155, 167, 168, 169, 310, 311, 304, 303, 308, 272, 442, 428, 429, 430, 431, 432, 433, 103, 163, 179]),

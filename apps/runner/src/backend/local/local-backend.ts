@@ -25,7 +25,7 @@ import type {
   SandboxBackend,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
-import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName, type CpuSteadyQuota } from './cgroups';
+import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName } from './cgroups';
 import { sandboxNotFound, sandboxNotRunning } from './errors';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
@@ -34,6 +34,7 @@ import { BASE_IMAGE, isSafeId, resolveOptions, type LocalBackendOptions, type Re
 import { request } from './socket-io';
 import { isOurSupervisor, pidAlive, readPid } from './pids';
 import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
+import type { SupervisorPlan } from './supervisor-plan';
 import { installSupervisor, SUPERVISOR_ENTRY } from './supervisor-files';
 import { WarmSlots, type WarmSlot } from './warm-slots';
 
@@ -52,31 +53,6 @@ interface SandboxRecord {
   supervisorPid?: number;
   poll?: NodeJS.Timeout;
   backstop?: NodeJS.Timeout;
-}
-
-/** The plan file the runner hands to a supervisor (see apps/runner/supervisor). */
-interface SupervisorPlan {
-  sandboxId: string;
-  dir: string;
-  uid: number;
-  gid: number;
-  bwrapExe: string;
-  bwrap: string[];
-  execEnv: Record<string, string>;
-  execCwd: string;
-  cgroupProcs: string[];
-  cgroupDirs: string[];
-  cgroupKill?: string;
-  oomFile: string;
-  cpuSteady: CpuSteadyQuota;
-  nofile: number;
-  deadlineMs: number;
-  lifetimeSeconds: number;
-  memoryBytes: number;
-  termGraceMs: number;
-  diskBytes: number;
-  logCapBytes: number;
-  files: { rel: string; b64: string }[];
 }
 
 interface WireEvent {
