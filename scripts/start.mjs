@@ -1,7 +1,8 @@
 // `pnpm start`: the whole platform on this machine, on the embedded default (local runner backend).
 //
-// 1. checks prerequisites (Node, bubblewrap, cgroups, Postgres, nats-server) and says exactly
-//    what is missing and how to fix it, instead of a stack trace;
+// 1. checks prerequisites (scripts/prerequisites.ts: Node, pnpm, Postgres, NATS, bubblewrap,
+//    iproute2, nftables, root, cgroups, user namespaces) and, before starting anything, prints one
+//    line per missing one with the command that fixes it, instead of a stack trace;
 // 2. builds the apps (turbo, cached after the first run), then starts its own nats-server with
 //    authentication on a private port (operator mode, this installation's own account; keys,
 //    configuration and credentials 0600 under `.paddock/nats/`), stopped when this command stops;
@@ -28,13 +29,14 @@ mkdirSync(stateDir, { recursive: true });
 // Our own nats-server unless the caller names one: a private port, never the machine's 4222.
 const managedNats = !process.env.NATS_URL;
 const natsPort = process.env.PADDOCK_NATS_PORT ?? '4223';
-const NATS_BINS = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'];
-const natsBin = NATS_BINS.find((p) => existsSync(p));
 const env = {
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paddock',
   NATS_URL: process.env.NATS_URL ?? `nats://127.0.0.1:${natsPort}`,
   CONTROL_PLANE_PORT: process.env.CONTROL_PLANE_PORT ?? '8080',
   GATEWAY_PORT: process.env.GATEWAY_PORT ?? '8081',
+  GATEWAY_GRPC_PORT: process.env.GATEWAY_GRPC_PORT ?? '8082',
+  // The product SDKs' default image, which a laptop cannot pull: the local runner runs it as its base image.
+  PADDOCK_IMAGE_ALIASES: process.env.PADDOCK_IMAGE_ALIASES ?? 'python:3.11=paddock/base',
 };
 const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
 const gwUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
@@ -53,47 +55,27 @@ const fail = (msg) => {
   process.exit(1);
 };
 
-function tcpReachable(host, port, timeoutMs = 1500) {
-  return new Promise((resolve) => {
-    const s = connect(Number(port), host);
-    const t = setTimeout(() => { s.destroy(); resolve(false); }, timeoutMs);
-    s.once('connect', () => { clearTimeout(t); s.destroy(); resolve(true); });
-    s.once('error', () => { clearTimeout(t); resolve(false); });
-  });
-}
+// The checks are TypeScript, shared with the runner's own (tsx is a root dev dependency): they
+// run before the build, so they cannot wait for compiled output.
+const { tsImport } = await import('tsx/esm/api');
+const checks = await tsImport('./prerequisites.ts', import.meta.url);
+const { tcpReachable } = checks;
+let natsBin;
 
+/** One line per missing prerequisite, each with its fix; nothing has been started yet. */
 async function checkPrerequisites() {
-  const problems = [];
-  const [major, minor] = process.versions.node.split('.').map(Number);
-  if (major < 20 || (major === 20 && minor < 19)) problems.push(`Node ${process.versions.node} is too old: Paddock needs Node >= 20.19.`);
-  if (spawnSync('bwrap', ['--version']).status !== 0) {
-    problems.push('bubblewrap is not installed (the local sandbox backend needs it): apt-get install bubblewrap');
+  const facts = await checks.gatherStartFacts({
+    repoRoot: root,
+    databaseUrl: env.DATABASE_URL,
+    natsUrl: managedNats ? undefined : env.NATS_URL,
+    natsPort: Number(natsPort),
+  });
+  const problems = checks.startProblems(facts);
+  if (problems.length) {
+    for (const p of problems) process.stderr.write(`${checks.formatProblem(p)}\n`);
+    process.exit(1);
   }
-  if (!existsSync('/sys/fs/cgroup/memory') && !existsSync('/sys/fs/cgroup/cgroup.controllers')) {
-    problems.push('no cgroup memory controller found under /sys/fs/cgroup (needed to cap sandboxes)');
-  }
-  const pg = new URL(env.DATABASE_URL);
-  if (!(await tcpReachable(pg.hostname, pg.port || '5432'))) {
-    problems.push(
-      `Postgres is not reachable at ${pg.hostname}:${pg.port || 5432} (DATABASE_URL=${env.DATABASE_URL}).\n` +
-        `  Start it: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start   (Debian: apt-get install postgresql)\n` +
-        `  or:       docker compose -f infra/docker-compose.yml up -d postgres`,
-    );
-  }
-  const nats = new URL(env.NATS_URL);
-  if (managedNats) {
-    if (!natsBin) problems.push('nats-server is not installed (Paddock runs its own, with authentication): apt-get install nats-server');
-    if (await tcpReachable('127.0.0.1', natsPort)) {
-      problems.push(`port ${natsPort} (PADDOCK_NATS_PORT) is taken: Paddock's own nats-server listens there; stop what uses it or set PADDOCK_NATS_PORT`);
-    }
-  } else if (!(await tcpReachable(nats.hostname, nats.port || '4222'))) {
-    problems.push(
-      `NATS is not reachable at ${nats.hostname}:${nats.port || 4222} (NATS_URL=${env.NATS_URL}).\n` +
-        `  Start it: nats-server -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server &   (Debian: apt-get install nats-server)\n` +
-        `  or:       docker compose -f infra/docker-compose.yml up -d nats`,
-    );
-  }
-  if (problems.length) fail(`cannot start Paddock:\n- ${problems.join('\n- ')}`);
+  natsBin = facts.onPath['nats-server'];
 }
 
 const children = [];
@@ -252,8 +234,8 @@ function databaseRole(args) {
 }
 
 async function main() {
-  say('checking prerequisites...');
   await checkPrerequisites();
+  say('prerequisites present');
   const apps = [...['control-plane', 'gateway', 'runner', 'controller'].filter(has), 'console'];
   say(`building ${apps.join(', ')}...`);
   const build = spawnSync(
@@ -306,6 +288,7 @@ async function main() {
     `\n${line}\nPaddock is ready.\n\n` +
       `  control plane  ${cpUrl}
   gateway        ${gwUrl}
+  gRPC/Connect   http://127.0.0.1:${env.GATEWAY_GRPC_PORT}  (CWSANDBOX_BASE_URL for the product's SDKs)
   console        ${cpUrl}/console/  (sign in with the admin token)
 ` +
       `  NATS           ${env.NATS_URL}${nats ? ' (authentication on; keys and credentials in .paddock/nats/)' : ''}

@@ -5,8 +5,8 @@ import { credsSecrets, secretScanArgv, seedRunnerYaml, waitFor, type SecretScanR
 import { sh, startPlatform, type Platform } from '../src/platform';
 
 /**
- * Issue 8's journeys, black-box: the admin journey of the seeds through `cwic`, the user journey
- * through the SDK and `cwic sandbox`, and the outage journeys of seed 002 (control plane down,
+ * The product's documented journeys, black-box: the admin journey through `cwic`, the user journey
+ * through the SDK and `cwic sandbox`, and the outage journeys (control plane down,
  * gateway down). Every process is the compiled app, as `pnpm start` runs it.
  */
 const RUNNER_YAML = seedRunnerYaml('cks-prod');

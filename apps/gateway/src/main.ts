@@ -5,6 +5,7 @@ async function main(): Promise<void> {
   const config = parseGatewayEnv(process.env);
   const gw = await createGateway(config);
   console.log(`[gateway] listening on ${gw.url} (port ${config.port})`);
+  console.log(`[gateway] gRPC/Connect coreweave.sandbox.v1 on ${gw.grpc.url} (port ${gw.grpc.port})`);
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

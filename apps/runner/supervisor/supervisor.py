@@ -35,6 +35,7 @@ from paddock_supervisor.sysutil import (
 MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
 HEADER = struct.Struct('<IBxxxd')
 NS_ORDER = ['cgroup', 'ipc', 'uts', 'net', 'pid', 'mnt', 'user']
+CLONE_NEWNET = 0x40000000
 
 def launcher_pipes():
   # bwrap's stdout, stderr, info (child pid) and seccomp program pipes; the program is written now.
@@ -46,9 +47,19 @@ def launcher_pipes():
   os.close(sc_w)
   return out_r, out_w, err_r, err_w, info_r, info_w, sc_r
 
-def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent):
+def enter_netns(path):
+  # The sandbox's egress namespace (made by the runner), entered while still root: the sandbox
+  # user could not, and bwrap then keeps it (--share-net). A missing namespace fails the launch.
+  fd = os.open(path, os.O_RDONLY)
+  if libc.setns(fd, CLONE_NEWNET) != 0:
+    e = ctypes.get_errno()
+    raise OSError(e, 'setns net %s: %s' % (path, os.strerror(e)))
+  os.close(fd)
+
+def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent, netns=None):
   # In the launcher (already in the sandbox's cgroups): stdio and the info/seccomp pipes on 1..4,
   # nothing else open, the sandbox uid, killed with its supervisor, then bwrap.
+  if netns: enter_netns(netns)
   resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
   resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
   src = [high_fd(os.open('/dev/null', os.O_RDONLY))] + [high_fd(fd) for fd in fds]
@@ -197,7 +208,7 @@ class Supervisor:
     if self.parked is not None:
       # A warm slot's launcher is already in the sandbox's cgroups: it only needs its orders.
       pk = self.parked
-      os.write(pk['go'], json.dumps({'exe': p['bwrapExe'], 'argv': p['bwrap'], 'nofile': p['nofile'], 'uid': p['uid'], 'gid': p['gid']}).encode())
+      os.write(pk['go'], json.dumps({'exe': p['bwrapExe'], 'argv': p['bwrap'], 'nofile': p['nofile'], 'uid': p['uid'], 'gid': p['gid'], 'netns': p.get('netns')}).encode())
       os.close(pk['go'])
       self.bwrap_pid = pk['pid']
       self.pidfd = os.pidfd_open(pk['pid'])
@@ -210,7 +221,7 @@ class Supervisor:
     if pid == 0:
       try:
         for procs in p['cgroupProcs']: write_file(procs, str(os.getpid()))
-        exec_bwrap(p['bwrapExe'], p['bwrap'], p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me)
+        exec_bwrap(p['bwrapExe'], p['bwrap'], p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me, p.get('netns'))
       except BaseException as e:
         try: os.write(2, ('bwrap: paddock launch failed: %s\n' % e).encode())
         finally: os._exit(1)
@@ -739,7 +750,7 @@ def warm_slot(slot_path):
         orders += chunk
       if not orders: os._exit(0)
       o = json.loads(orders)
-      exec_bwrap(o['exe'], o['argv'], o['nofile'], o['uid'], o['gid'], [out_w, err_w, info_w, sc_r], me)
+      exec_bwrap(o['exe'], o['argv'], o['nofile'], o['uid'], o['gid'], [out_w, err_w, info_w, sc_r], me, o.get('netns'))
     except BaseException as e:
       try: os.write(err_w, ('bwrap: paddock launch failed: %s\n' % e).encode())
       finally: os._exit(1)

@@ -46,6 +46,7 @@ export const RUNNER_HOST_SETTINGS_ENV = [
   'PADDOCK_SANDBOX_USER_NAMESPACES',
   'PADDOCK_HEARTBEAT_INTERVAL_MS',
   'PADDOCK_STREAM_IDLE_TIMEOUT_MS',
+  'PADDOCK_IMAGE_ALIASES',
 ] as const;
 
 /** Process basics a runner needs from the machine: where programs are, locale, time zone, temp dir. */

@@ -1,3 +1,4 @@
+import { parseImageAliases } from '../backend/local/options';
 import { availableParallelism, totalmem } from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_GPU_RESOURCE, DEFAULT_GPU_TYPE_LABEL } from '../backend/kubernetes/sandbox-pod';
@@ -24,6 +25,17 @@ export const RunnerEnvSchema = z.object({
   /** Default: the config file's `identity.runnerGroupId`, else `default`. */
   PADDOCK_RUNNER_GROUP_ID: z.string().min(1).optional(),
   PADDOCK_RUNNER_BACKEND: z.enum(['local', 'kubernetes']).default('local'),
+  /**
+   * `local` backend: image references that run as a local image, `reference=local-image` pairs
+   * separated by commas (e.g. `python:3.11=paddock/base`, the SDKs' default image); empty = none.
+   */
+  PADDOCK_IMAGE_ALIASES: z.string().default('').superRefine((v, ctx) => {
+    try {
+      parseImageAliases(v);
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    }
+  }),
   /** `kubernetes` backend: the namespace of the sandbox pods (default `paddock-sandboxes-<runnerId>`). */
   PADDOCK_SANDBOX_NAMESPACE: z
     .string()

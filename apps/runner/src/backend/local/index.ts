@@ -5,4 +5,4 @@
  */
 export { LocalBackend, runnerCgroupsOf } from './local-backend';
 export type { LocalBackendOptions, LocalImage } from './options';
-export { checkLocalBackendPrerequisites } from './prerequisites';
+export { checkLocalBackendPrerequisites, localBackendProblems, probeLocalBackend, type LocalBackendFacts, type LocalPrerequisiteProblem } from './prerequisites';

@@ -32,6 +32,8 @@ import { FileClient } from './file-client';
 import { fromOffset, LogCursor, tailLines } from './log-file';
 import { BASE_IMAGE, isSafeId, resolveOptions, type LocalBackendOptions, type ResolvedOptions } from './options';
 import { request } from './socket-io';
+import { type EgressGrant } from './net/nft-ruleset';
+import { SandboxNetworks, type SandboxNetHandle } from './net/sandbox-networks';
 import { isOurSupervisor, pidAlive, readPid } from './pids';
 import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
 import type { SupervisorPlan } from './supervisor-plan';
@@ -91,6 +93,7 @@ export class LocalBackend implements SandboxBackend {
   private cgroups?: RunnerCgroups;
   private zygote?: SupervisorZygote;
   private warm?: WarmSlots;
+  private readonly net: SandboxNetworks;
   private closed = false;
 
   constructor(options: LocalBackendOptions) {
@@ -101,6 +104,7 @@ export class LocalBackend implements SandboxBackend {
       });
     }
     this.o = resolveOptions(options);
+    this.net = new SandboxNetworks({ runnerId: this.o.runnerId, stateDir: this.o.stateDir, ipPath: this.o.ipPath, nftPath: this.o.nftPath, hostResolvConf: this.o.hostResolvConf });
   }
 
   get stateDir(): string {
@@ -137,12 +141,14 @@ export class LocalBackend implements SandboxBackend {
   }
 
   capabilities(): RunnerCapabilities {
+    // Egress leaves through the sandbox's own namespace and the runner's nftables table, which
+    // enforce CIDR grants; without iproute2 and nftables nothing but loopback can be given.
+    const egress = this.net.available();
     return {
       isolation: 'namespaces',
-      egressRuleKinds: [],
+      egressRuleKinds: egress ? ['cidr'] : [],
       ingressRuleKinds: [],
-      // "Egress" here means sharing the host network (network: 'host'); no rule kind can be enforced.
-      supportsEgress: true,
+      supportsEgress: egress,
       runtimeClasses: [],
       gpuTypes: [],
       // No device is passed into a bubblewrap sandbox: a GPU request is refused, never ignored.
@@ -151,7 +157,7 @@ export class LocalBackend implements SandboxBackend {
       instanceTypes: [],
       storageMedia: ['STORAGE_MEDIUM_DISK'],
       supportsPrivileged: false,
-      images: [BASE_IMAGE, ...Object.keys(this.o.images)],
+      images: [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
       // Issue 4: the built-in image is the default when neither the spec nor the policy names one.
       defaultImage: BASE_IMAGE,
     };
@@ -217,6 +223,8 @@ export class LocalBackend implements SandboxBackend {
       if (rec.poll) clearInterval(rec.poll);
       if (rec.backstop) clearTimeout(rec.backstop);
       rec.resolveTerminal();
+      // The sandbox is over: its link goes now (a leftover process in the namespace loses egress).
+      void this.net.teardown(rec.id).catch(() => undefined);
     }
   }
 
@@ -259,7 +267,7 @@ export class LocalBackend implements SandboxBackend {
     );
     this.recordEvent(rec, { state: 'STATE_CREATING' });
 
-    const image = resolveImage(spec.image, this.o.images);
+    const image = resolveImage(this.o.imageAliases[spec.image] ?? spec.image, this.o.images);
     if (!image) {
       this.recordEvent(rec, {
         state: 'STATE_FAILED',
@@ -282,6 +290,7 @@ export class LocalBackend implements SandboxBackend {
       files.push({ rel, b64: f.content.toString('base64') });
     }
     try {
+      const net = await this.setupNetwork(spec);
       const slot = await this.takeWarmSlot(cg, spec.sandboxId);
       const cpuSteady = slot ? cg.applyLimits(spec.sandboxId, spec) : cg.create(spec.sandboxId, spec);
       const plan: SupervisorPlan = {
@@ -290,7 +299,7 @@ export class LocalBackend implements SandboxBackend {
         uid: this.o.sandboxUid,
         gid: this.o.sandboxGid,
         bwrapExe: this.o.bwrapPath,
-        bwrap: bwrapArgs(spec, image, join(rec.dir, 'disk')),
+        bwrap: bwrapArgs(spec, image, join(rec.dir, 'disk'), net),
         execEnv: baseEnv(spec),
         execCwd: spec.workingDir || WORKSPACE,
         cgroupProcs: cg.procsFiles(spec.sandboxId),
@@ -306,6 +315,7 @@ export class LocalBackend implements SandboxBackend {
         diskBytes: spec.diskBytes,
         logCapBytes: this.o.logCapBytes,
         files,
+        ...(net ? { netns: net.netnsPath } : {}),
       };
       const planPath = join(rec.dir, 'plan.json');
       writeFileSync(planPath, JSON.stringify(plan), { mode: 0o600 });
@@ -317,9 +327,22 @@ export class LocalBackend implements SandboxBackend {
     } catch (e) {
       this.recordEvent(rec, { state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `launch failed: ${(e as Error).message}` });
       await cg.killAndRemove(spec.sandboxId);
+      await this.net.teardown(spec.sandboxId).catch(() => undefined);
       return;
     }
     this.armBackstop(rec);
+  }
+
+  /**
+   * Unrestricted egress (`network: 'host'`) or CIDR grants get the sandbox's own namespace and
+   * link; no egress keeps bwrap's own loopback-only namespace (nothing to set up).
+   */
+  private async setupNetwork(spec: LaunchSpec): Promise<SandboxNetHandle | undefined> {
+    const egress: EgressGrant | undefined =
+      spec.network === 'host' ? { kind: 'unrestricted' } : spec.egressCidrs && spec.egressCidrs.length > 0 ? { kind: 'cidrs', rules: spec.egressCidrs } : undefined;
+    if (!egress) return undefined;
+    if (!this.net.available()) throw new Error(`egress needs ${this.o.ipPath} and ${this.o.nftPath} (apt-get install iproute2 nftables)`);
+    return this.net.setup(spec.sandboxId, egress);
   }
 
   /** Events of every supervisor arrive on the zygote's shared stdout, one JSON line each. */
@@ -545,6 +568,7 @@ export class LocalBackend implements SandboxBackend {
       if (!ours.has(pid)) killQuietly(pid, 'SIGKILL');
     }
     this.warm?.removeStale();
+    if (this.net.available()) await this.net.sweep(alive);
     this.refillWarm();
     return out;
   }
@@ -593,6 +617,7 @@ export class LocalBackend implements SandboxBackend {
       while (pidAlive(pid) && Date.now() < until) await delay(5);
     }
     await cg.killAndRemove(id);
+    await this.net.teardown(id);
     const disk = join(dir, 'disk');
     if (isMountPoint(disk)) spawnSync('umount', ['-l', disk], { env: SUPERVISOR_ENV });
     rmSync(dir, { recursive: true, force: true });
@@ -637,6 +662,14 @@ export class LocalBackend implements SandboxBackend {
       while (cg.supervisorPids().length > 0 && Date.now() < until) await delay(10);
       cg.removeRunnerTree();
     }
+    // Links of sandboxes that outlive the runner stay (they are adopted later); an idle runner leaves no table.
+    await Promise.all([...this.sandboxes.values()].filter((r) => isTerminalSandboxState(r.state)).map((r) => this.net.teardown(r.id)));
+    await this.net.dispose().catch(() => undefined);
+  }
+
+  /** Test and operator helper: this runner's network names (table, veth prefix, link block). */
+  networks(): SandboxNetworks {
+    return this.net;
   }
 
   /** Test and operator helper: the cgroup tree of this runner (e.g. to check that nothing is left). */
