@@ -30,6 +30,8 @@ mkdirSync(stateDir, { recursive: true });
 const managedNats = !process.env.NATS_URL;
 const natsPort = process.env.PADDOCK_NATS_PORT ?? '4223';
 const env = {
+  // The services' logs go to files (.paddock/*.log): JSON lines, whatever the caller's terminal.
+  LOG_FORMAT: 'json',
   DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/paddock',
   NATS_URL: process.env.NATS_URL ?? `nats://127.0.0.1:${natsPort}`,
   CONTROL_PLANE_PORT: process.env.CONTROL_PLANE_PORT ?? '8080',
@@ -92,11 +94,11 @@ function startProcess(name, args, extraEnv, cwd = root, command = process.execPa
   });
   const logFile = join(stateDir, `${name}.log`);
   writeFileSync(logFile, '');
-  const append = (chunk) => {
-    try { writeFileSync(logFile, chunk, { flag: 'a' }); } catch { /* log is best effort */ }
+  const append = (text) => {
+    try { writeFileSync(logFile, text, { flag: 'a' }); } catch { /* log is best effort */ }
   };
-  child.stdout.on('data', append);
-  child.stderr.on('data', append);
+  child.stdout.on('data', jsonLines(name, 'stdout', append));
+  child.stderr.on('data', jsonLines(name, 'stderr', append));
   child.on('exit', (code, signal) => {
     if (!stopping) {
       say(`${name} exited (${signal ?? code}); see ${logFile}`);
@@ -105,6 +107,31 @@ function startProcess(name, args, extraEnv, cwd = root, command = process.execPa
   });
   children.push({ name, child });
   return child;
+}
+
+// nats-server's own log format (`[pid] date time [INF] text`): its level tags.
+const NATS_LEVELS = { TRC: 'trace', DBG: 'debug', INF: 'info', WRN: 'warn', ERR: 'error', FTL: 'fatal' };
+
+/**
+ * A child's output as whole JSON lines: the services write JSON lines themselves; anything else
+ * (nats-server's text, a Node warning, a crash's stack) becomes one JSON line per line of text,
+ * `raw: true`, so every line of `.paddock/*.log` is one JSON object a log tool can read.
+ */
+function jsonLines(service, stream, write) {
+  let partial = '';
+  return (chunk) => {
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop();
+    const out = lines.filter((l) => l.trim() !== '').map((line) => {
+      if (line.startsWith('{')) {
+        try { JSON.parse(line); return line; } catch { /* not a JSON line: wrapped below */ }
+      }
+      const nats = /^\[\d+\] \S+ \S+ \[([A-Z]{3})\] (.*)$/.exec(line);
+      const level = (nats && NATS_LEVELS[nats[1]]) ?? (stream === 'stderr' ? 'warn' : 'info');
+      return JSON.stringify({ level, time: new Date().toISOString(), service, stream, raw: true, msg: nats ? nats[2] : line });
+    });
+    if (out.length) write(`${out.join('\n')}\n`);
+  };
 }
 
 const exited = (child) => child.exitCode !== null || child.signalCode !== null;

@@ -35,6 +35,8 @@ interface Container {
   }[];
   envFrom?: { secretRef?: { name: string } }[];
   volumeMounts?: { name: string; mountPath: string }[];
+  command?: string[];
+  args?: string[];
 }
 interface Workload extends KObject {
   spec: {
@@ -148,11 +150,12 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     }
     for (const w of workloads) {
       const sa = w.spec.template.spec.serviceAccountName;
-      if (sa)
-        {expect(
+      if (sa) {
+        expect(
           dev.some((o) => o.kind === 'ServiceAccount' && o.metadata.name === sa),
           `${w.metadata.name}: ServiceAccount ${sa}`,
-        ).toBe(true);}
+        ).toBe(true);
+      }
     }
   });
 
@@ -160,39 +163,63 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     const made = await devSecrets(join(scratch, 'nats'));
     const secret = (name: string): DevSecret | undefined => made.find((s) => s.name === name);
     const refs: string[] = [];
+    const mountedFiles: string[] = [];
     for (const w of workloads) {
       const pod = w.spec.template.spec;
       for (const c of pod.containers) {
-        for (const e of c.envFrom ?? [])
-          {if (e.secretRef) refs.push(`${w.metadata.name}: envFrom ${e.secretRef.name}`);}
+        for (const e of c.envFrom ?? []) {
+          if (!e.secretRef) continue;
+          refs.push(e.secretRef.name);
+          expect(
+            secret(e.secretRef.name),
+            `${w.metadata.name}: envFrom ${e.secretRef.name}`,
+          ).toBeDefined();
+        }
         for (const e of c.env ?? []) {
           const ref = e.valueFrom?.secretKeyRef;
-          if (ref)
-            {expect(
+          if (ref) {
+            expect(
               secret(ref.name)?.data[ref.key],
               `${w.metadata.name}: ${e.name} from ${ref.name}/${ref.key}`,
-            ).toBeTruthy();}
-          // A file path under a mounted Secret is one of that Secret's keys.
-          const mount = c.volumeMounts?.find((m) => e.value?.startsWith(`${m.mountPath}/`));
-          const volume = pod.volumes?.find((v) => v.name === mount?.name)?.secret;
-          if (mount && volume) {
-            const file = (e.value as string).slice(mount.mountPath.length + 1);
-            expect(
-              secret(volume.secretName)?.data[file],
-              `${w.metadata.name}: ${e.name}=${e.value} in ${volume.secretName}`,
             ).toBeTruthy();
           }
         }
+        // A file path under a mounted Secret (in the environment or on the command line) is one of that Secret's keys.
+        const paths = [
+          ...(c.env ?? []).map((e) => e.value ?? ''),
+          ...(c.command ?? []),
+          ...(c.args ?? []),
+        ];
+        for (const path of paths) {
+          const mount = c.volumeMounts?.find((m) => path.startsWith(`${m.mountPath}/`));
+          const volume = pod.volumes?.find((v) => v.name === mount?.name)?.secret;
+          if (!mount || !volume) continue;
+          mountedFiles.push(path);
+          const file = path.slice(mount.mountPath.length + 1);
+          expect(
+            secret(volume.secretName)?.data[file],
+            `${w.metadata.name}: ${path} in ${volume.secretName}`,
+          ).toBeTruthy();
+        }
       }
-      for (const v of pod.volumes ?? [])
-        {if (v.secret)
-          {expect(
+      for (const v of pod.volumes ?? []) {
+        if (v.secret) {
+          expect(
             secret(v.secret.secretName),
             `${w.metadata.name}: volume ${v.secret.secretName}`,
-          ).toBeDefined();}}
+          ).toBeDefined();
+        }
+      }
     }
+    expect(mountedFiles).toEqual(
+      expect.arrayContaining([
+        '/etc/nats/server.conf',
+        `${NATS_MOUNT}/nats.creds`,
+        `${NATS_MOUNT}/runner-signing.nk`,
+      ]),
+    );
     // paddock-env is read whole (envFrom): it must carry what the services need and no more.
-    expect(refs.length).toBeGreaterThan(0);
+    expect(new Set(refs)).toEqual(new Set(['paddock-env']));
     const env = secret('paddock-env')?.data ?? {};
     expect(Object.keys(env).sort()).toEqual([
       'DATABASE_URL',
@@ -220,7 +247,6 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     expect(decodeURIComponent(new URL(env.DATABASE_URL as string).password)).toBe(
       'pw/with:reserved@chars',
     );
-    expect(NATS_MOUNT).toBe('/var/run/secrets/paddock.dev/nats');
   });
 
   it('the NATS Secrets work: nats-server runs on paddock-nats-server’s config, takes the gateway’s and the control plane’s users, refuses anonymous clients', async () => {
@@ -271,8 +297,9 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     const named = new Set<string>();
     for (const overlay of readdirSync(join(INFRA_DIR, 'k8s', 'overlays'))) {
       for (const o of renderKustomization(join(INFRA_DIR, 'k8s', 'overlays', overlay))) {
-        for (const c of (o as Workload).spec?.template?.spec?.containers ?? [])
-          {if (c.image.startsWith('paddock/')) named.add(c.image);}
+        for (const c of (o as Workload).spec?.template?.spec?.containers ?? []) {
+          if (c.image.startsWith('paddock/')) named.add(c.image);
+        }
       }
     }
     const releases = seededRunnerReleases(REPO_ROOT);
@@ -303,6 +330,29 @@ describe('kind deployment (infra/kind, the dev overlay, the images)', () => {
     const lines = dry.stdout.split('\n').filter((l) => l.startsWith('docker build'));
     expect(lines).toHaveLength(IMAGE_APPS.length);
     for (const image of built) expect(dry.stdout).toContain(`-t ${image} `);
+  });
+
+  it('the Dockerfile’s deploy step works for every image: `pnpm deploy --prod` yields a folder that runs on its own', () => {
+    const dockerfile = readFileSync(join(REPO_ROOT, DOCKERFILE), 'utf8');
+    expect(dockerfile).toContain('pnpm --filter @paddock/${APP} deploy --prod /out');
+    for (const app of IMAGE_APPS) {
+      const out = join(scratch, `deploy-${app}`);
+      const r = spawnSync('pnpm', ['--filter', `@paddock/${app}`, 'deploy', '--prod', out], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        timeout: 300_000,
+      });
+      expect(r.status, `${app}: ${r.stderr}`).toBe(0);
+      expect(existsSync(join(out, 'dist', 'main.js')), app).toBe(true);
+      // Its whole module graph loads from the folder alone (workspace packages and production
+      // dependencies inside it), as in the image where nothing else exists.
+      const load = spawnSync(
+        process.execPath,
+        ['-e', `require(${JSON.stringify(join(out, 'dist', 'index.js'))})`],
+        { cwd: out, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } },
+      );
+      expect(load.status, `${app}: ${load.stderr}`).toBe(0);
+    }
   });
 
   it('`pnpm images` without a Docker daemon, or without docker, says so in one line and exits 1', () => {

@@ -1,11 +1,10 @@
-import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
-import { REPO_ROOT, freePort, httpJson, processesUsing, removeStateDir, startPostgres, waitFor, type ThrowawayPostgres } from '@paddock/testing';
+import { REPO_ROOT, httpJson } from '@paddock/testing';
 import { Client } from 'pg';
-import { buildAll } from '../src/platform';
+import { prepareStart, startPaddock, type StartSetup } from '../src/pnpm-start';
 
 /**
  * The README's first command, as a newcomer runs it: `pnpm start` reaches "ready", the commands
@@ -13,37 +12,15 @@ import { buildAll } from '../src/platform';
  * its own nats-server with authentication (no NATS_URL given): anonymous clients are refused.
  */
 describe('pnpm start', () => {
-  let pg: ThrowawayPostgres;
-  let natsPort: number;
-  let stateDir: string;
-  let env: NodeJS.ProcessEnv;
+  let setup: StartSetup;
 
   beforeAll(async () => {
-    buildAll();
-    pg = await startPostgres();
-    natsPort = await freePort();
-    stateDir = mkdtempSync(join(tmpdir(), 'paddock-start-'));
-    // As `.paddock` in a checkout: traversable by the unprivileged sandbox user (mkdtemp gives 0700).
-    chmodSync(stateDir, 0o755);
-    env = {
-      ...process.env,
-      // The database does not exist yet: `pnpm start` creates it.
-      DATABASE_URL: pg.urlFor('paddock_start'),
-      PADDOCK_NATS_PORT: String(natsPort),
-      CONTROL_PLANE_PORT: String(await freePort()),
-      GATEWAY_PORT: String(await freePort()),
-      PADDOCK_STATE_DIR: stateDir,
-      XDG_CONFIG_HOME: join(stateDir, 'xdg'),
-    };
-    // No NATS_URL: `pnpm start` runs its own server, with authentication.
-    delete env.NATS_URL;
+    setup = await prepareStart('paddock_start');
   }, 300_000);
 
   afterAll(async () => {
-    // Whatever a failed test left behind (Ctrl-C stops everything otherwise): processes that
-    // name the state dir, and mounts under it.
-    if (stateDir) await removeStateDir(stateDir);
-    pg?.stop();
+    // Whatever a failed test left behind (Ctrl-C stops everything otherwise).
+    await setup?.cleanup();
   });
 
   /** The `pnpm cwic` lines of the README's quick start, as printed there. */
@@ -56,38 +33,14 @@ describe('pnpm start', () => {
       .filter((l) => l.startsWith('pnpm cwic'));
   }
 
-  async function start(): Promise<{ child: ChildProcess; output: () => string }> {
-    // Its own process group, so stop() can signal the group the way Ctrl-C in a terminal does.
-    const child = spawn('pnpm', ['start'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    await waitFor(
-      () => {
-        if (child.exitCode !== null) throw new Error(`pnpm start exited ${child.exitCode}:\n${out}`);
-        return out.includes('Paddock is ready.');
-      },
-      { timeoutMs: 240_000, intervalMs: 200, what: 'pnpm start ready' },
-    );
-    return { child, output: () => out };
-  }
-
-  /** Ctrl-C, as a terminal sends it to the foreground group; resolves with how long everything took to stop. */
-  async function stop(child: ChildProcess): Promise<number> {
-    const t0 = Date.now();
-    if (child.pid) process.kill(-child.pid, 'SIGINT');
-    await waitFor(() => child.exitCode !== null || child.signalCode !== null, { timeoutMs: 30_000, what: 'pnpm start exit' });
-    // Every process it started names the state directory (command line or environment): services,
-    // the runner the controller deployed, supervisors and sandboxes.
-    await waitFor(() => processesUsing(stateDir).length === 0, { timeoutMs: 30_000, what: `no process left (${processesUsing(stateDir).join('; ')})` });
-    return Date.now() - t0;
-  }
-
   it('reaches ready; the printed next commands work as printed; a second run reuses the data', async () => {
-    const first = await start();
+    const { env, pg, natsPort, stateDir } = setup;
+    const first = await startPaddock(setup);
     const out = first.output();
     const token = /admin token\s+(\S+)/.exec(out)?.[1];
     expect(token).toMatch(/^pdk_/);
+    // The product SDKs' CWSANDBOX_BASE_URL.
+    expect(out).toContain(`gRPC/Connect   http://127.0.0.1:${env.GATEWAY_GRPC_PORT}`);
     const next = out
       .split('\n')
       .map((l) => l.trim())
@@ -143,13 +96,13 @@ describe('pnpm start', () => {
     const sandboxIds = [created.stdout.trim().replace('sandbox/', '')];
     const gwUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
     // Ctrl-C stops every process it started, the runner and its sandbox included, within 10 s.
-    const stoppedInMs = await stop(first.child);
+    const stoppedInMs = await first.stop();
     expect(stoppedInMs).toBeLessThan(10_000);
     expect(first.output()).toContain('stopping the runner and its sandboxes...');
     expect((await fetch(`${cpUrl}/healthz`).catch(() => undefined))?.ok).not.toBe(true);
     await expect(connect({ servers: `nats://127.0.0.1:${natsPort}`, reconnect: false, timeout: 2_000 })).rejects.toThrow();
 
-    const second = await start();
+    const second = await startPaddock(setup);
     expect(second.output()).toContain(token as string);
     const again = await httpJson<{ uid: string; installStatus: string }>(cpUrl, 'GET', '/v1/sandbox/managedRunners/local', token as string);
     expect(again.json.uid).toBe(uid);
@@ -158,6 +111,6 @@ describe('pnpm start', () => {
       const ended = await httpJson<{ status: { state: string; stateReason?: string } }>(gwUrl, 'GET', `/v1/sandboxes/${id}`, token as string);
       expect(ended.json.status).toMatchObject({ state: 'STATE_FAILED', stateReason: 'RUNNER_STOPPED' });
     }
-    await stop(second.child);
+    await second.stop();
   });
 });

@@ -111,5 +111,6 @@ rolledOut('deployment/paddock-gateway', 'deployment/paddock-controller');
 process.stdout.write(
   `\nPaddock runs on kind.\n\n  control plane  ${cpUrl}\n  gateway        ${gwUrl}\n  admin token    ${adminToken}  (.paddock/kind/admin-token)\n\n` +
     `Next:\n  pnpm cwic auth login ${adminToken} --control-plane-url ${cpUrl} --gateway-url ${gwUrl}\n` +
-    `  pnpm cwic sandbox runner create kind-runner -f runner.yaml   (identity: cluster ${secrets.DEV_CLUSTER_NAME}, zone ${secrets.DEV_CLUSTER_ZONE})\n`,
+    `  echo 'identity: {cluster_name: ${secrets.DEV_CLUSTER_NAME}, zone: ${secrets.DEV_CLUSTER_ZONE}}' | pnpm cwic sandbox runner create kind-runner -f -\n` +
+    `  pnpm cwic sandbox runner get     # READY and CONNECTED once the controller has deployed it\n`,
 );

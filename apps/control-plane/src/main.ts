@@ -3,11 +3,15 @@ import { writeFileSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { AppConfig, parseEnv } from './config';
 import { createControlPlane } from './control-plane';
+import { controlPlaneLogger } from './infrastructure/logger';
+
+// Failures before the app's own logger exists, at the default level.
+const early = controlPlaneLogger();
 
 async function main(): Promise<void> {
   const parsed = parseEnv(process.env);
   if (!parsed.ok) {
-    process.stderr.write(`${parsed.message}\n`);
+    early.fatal(parsed.message);
     process.exit(1);
   }
   const config = new AppConfig(parsed.env);
@@ -27,6 +31,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`control plane failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  early.fatal('control plane failed to start', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
   process.exit(1);
 });

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { createServiceLogger } from '@paddock/kit';
 import { CP_RUNNER_LOG_V1, subjects, type ControllerReadModels, type RunnerInstallReport } from '@paddock/contracts';
 import { createPostgresDb, LogFollower } from '@paddock/event-store';
 import { connectNats } from '@paddock/nats';
@@ -50,7 +51,7 @@ function defaultKubeConfig(): KubeConfig {
 }
 
 export async function startController(env: ControllerEnv, opts: StartOptions = {}): Promise<ControllerHandle> {
-  const log: Log = opts.log ?? ((msg, fields) => process.stdout.write(`${JSON.stringify({ level: 'info', msg, ...fields, time: new Date().toISOString() })}\n`));
+  const log: Log = opts.log ?? createServiceLogger({ service: 'controller' }).info;
   const cp = new ControlPlaneClient(env.PADDOCK_CONTROL_PLANE_URL, env.PADDOCK_API_KEY);
   // The control plane may start after the controller (pnpm start): retry with backoff, not crash.
   const cluster = await withBackoff(() => cp.registerCluster(env.PADDOCK_CLUSTER_NAME, env.PADDOCK_ZONE), {

@@ -1,10 +1,12 @@
+import { createServiceLogger } from '@paddock/kit';
 import { parseEnv, type ControllerEnv } from './config';
 import type { ControllerHandle } from './controller';
 
 const STOP_DEADLINE_MS = 15_000;
+const log = createServiceLogger({ service: 'controller' });
 
 function fail(msg: string): never {
-  process.stderr.write(`${msg}\n`);
+  log.fatal(msg);
   process.exit(1);
 }
 

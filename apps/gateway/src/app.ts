@@ -7,8 +7,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectNats } from '@paddock/nats';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import type { LogLevel } from '@nestjs/common';
 import { parseJsonBody } from '@paddock/contracts';
+import { createServiceLogger, nestLoggerFor, requestIdFor, withRequestId, REQUEST_ID_HEADER, type LogLevel, type ServiceLogger } from '@paddock/kit';
 import { GatewayModule } from './app.module';
 import { TokenAuthenticator } from './auth/token-authenticator';
 import type { GatewayConfig } from './config/env';
@@ -52,16 +52,16 @@ export interface RunningGateway {
   reconciler: Reconciler;
   metrics: GatewayMetrics;
   openapi: OpenAPIObject;
+  log: ServiceLogger;
   close(): Promise<void>;
 }
 
-const LOG_LEVELS: Record<GatewayConfig['logLevel'], LogLevel[] | false> = {
-  silent: false,
-  error: ['fatal', 'error'],
-  warn: ['fatal', 'error', 'warn'],
-  log: ['fatal', 'error', 'warn', 'log'],
-  debug: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
-};
+/** The gateway's level words (Nest's, kept for existing configurations) in the logger's terms. */
+const LOG_LEVELS: Record<GatewayConfig['logLevel'], LogLevel> = { silent: 'silent', error: 'error', warn: 'warn', log: 'info', debug: 'debug' };
+
+export function gatewayLogger(config: GatewayConfig): ServiceLogger {
+  return createServiceLogger({ service: 'gateway', level: LOG_LEVELS[config.logLevel] });
+}
 
 export function buildOpenApi(app: NestFastifyApplication): OpenAPIObject {
   const cfg = new DocumentBuilder()
@@ -77,10 +77,9 @@ export function buildOpenApi(app: NestFastifyApplication): OpenAPIObject {
  * Composition root: migrates its own tables, connects NATS, wires the services, starts the
  * heartbeat listener, the state-event consumer and the reconciler, and listens.
  */
-export async function createGateway(config: GatewayConfig, opts: { migrate?: boolean } = {}): Promise<RunningGateway> {
-  const log = (e: unknown): void => {
-    if (config.logLevel !== 'silent') console.error('[gateway]', e instanceof Error ? e.message : e);
-  };
+export async function createGateway(config: GatewayConfig, opts: { migrate?: boolean; log?: ServiceLogger } = {}): Promise<RunningGateway> {
+  const logger = opts.log ?? gatewayLogger(config);
+  const log = (e: unknown): void => logger.error(e instanceof Error ? e.message : String(e));
   const db = createGatewayDb(config.databaseUrl, 20);
   if (opts.migrate !== false) await migrateGatewayToLatest(db);
   const nc = await connectNats({
@@ -143,7 +142,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   };
 
   // request.ip is the forwarded client only behind a proxy we were told to trust.
-  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy });
+  const adapter = new FastifyAdapter({ bodyLimit: config.bodyLimitBytes, trustProxy: config.trustProxy, genReqId: requestIdFor, logger: false });
   const app = await NestFactory.create<NestFastifyApplication>(
     GatewayModule.register([
       { provide: LIFECYCLE, useValue: lifecycle },
@@ -154,9 +153,15 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     ]),
     adapter,
     // Body parsers are ours (below): Nest's would refuse an empty JSON body.
-    { logger: LOG_LEVELS[config.logLevel], bodyParser: false },
+    { logger: config.logLevel === 'silent' ? false : nestLoggerFor(logger), bodyParser: false },
   );
   const fastify = app.getHttpAdapter().getInstance();
+  // Every request runs as its request id: the lines logged and the runner requests sent while
+  // serving it carry the id, which the response returns (a client's own x-request-id is kept).
+  fastify.addHook('onRequest', (req, reply, done) => {
+    void reply.header(REQUEST_ID_HEADER, req.id);
+    withRequestId(req.id, done);
+  });
   // An empty JSON body (DELETE with a content-type header, curl -H ...) is "no body", not an error.
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: config.bodyLimitBytes }, (_req, body, done) => {
@@ -170,10 +175,10 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     done(null, body),
   );
   fastify.addHook('onResponse', (req, reply, done) => {
-    metrics.httpDuration.observe(
-      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+    const route = req.routeOptions.url ?? 'unmatched';
+    metrics.httpDuration.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    // Named explicitly: the response may finish outside the request's async context.
+    logger.info('request', { requestId: req.id, method: req.method, route, url: req.url, status: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 10) / 10 });
     done();
   });
   installConsoleCors(fastify, config.consoleOrigins);
@@ -216,6 +221,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     reconciler,
     metrics,
     openapi,
+    log: logger,
     async close() {
       if (closed) return;
       closed = true;

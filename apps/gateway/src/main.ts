@@ -1,20 +1,25 @@
-import { createGateway } from './app';
+import { createServiceLogger, type ServiceLogger } from '@paddock/kit';
+import { createGateway, gatewayLogger } from './app';
 import { parseGatewayEnv } from './config/env';
+
+// Until the configuration is read, failures are logged at the default level.
+let log: ServiceLogger = createServiceLogger({ service: 'gateway' });
 
 async function main(): Promise<void> {
   const config = parseGatewayEnv(process.env);
-  const gw = await createGateway(config);
-  console.log(`[gateway] listening on ${gw.url} (port ${config.port})`);
-  console.log(`[gateway] gRPC/Connect coreweave.sandbox.v1 on ${gw.grpc.url} (port ${gw.grpc.port})`);
+  log = gatewayLogger(config);
+  const gw = await createGateway(config, { log });
+  log.info('gateway listening', { url: gw.url, port: config.port });
+  log.info('gateway gRPC/Connect coreweave.sandbox.v1 listening', { url: gw.grpc.url, port: gw.grpc.port });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    console.log(`[gateway] ${signal}: draining`);
+    log.info('draining', { signal });
     gw.close().then(
       () => process.exit(0),
       (e: unknown) => {
-        console.error('[gateway] shutdown failed', e);
+        log.error('shutdown failed', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
         process.exit(1);
       },
     );
@@ -24,6 +29,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  console.error('[gateway] failed to start:', e instanceof Error ? e.message : e);
+  log.fatal('gateway failed to start', { error: e instanceof Error ? e.message : String(e) });
   process.exit(1);
 });

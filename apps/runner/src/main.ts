@@ -5,7 +5,11 @@ import { parseRunnerEnv } from './config/env';
 import { initialConfigFile, natsSettings, optionsFromEnv } from './config/options';
 import { createBackend } from './backend/create-backend';
 import { decommission } from './decommission';
-import { consoleLogger } from './runner';
+import { nestLoggerFor, type ServiceLogger } from '@paddock/kit';
+import { runnerLogger } from './runner';
+
+// Until the environment is read, at the default level.
+let log: ServiceLogger = runnerLogger();
 
 /**
  * `node dist/main.js`: parse the environment (exit 2 with every bad variable), build the backend,
@@ -15,14 +19,15 @@ import { consoleLogger } from './runner';
 async function main(): Promise<void> {
   const parsed = parseRunnerEnv(process.env);
   if (!parsed.ok) {
-    process.stderr.write(`Invalid runner configuration:\n  ${parsed.errors.join('\n  ')}\n`);
+    log.fatal('invalid runner configuration', { errors: parsed.errors });
     process.exit(2);
   }
+  log = runnerLogger(parsed.env.LOG_LEVEL, parsed.env.LOG_FORMAT);
   if (parsed.env.PADDOCK_RUNNER_MODE === 'decommission') {
     const file = await initialConfigFile(parsed.env);
     const runnerId = parsed.env.PADDOCK_RUNNER_ID ?? file?.runnerId;
     if (!runnerId) {
-      process.stderr.write('decommission needs PADDOCK_RUNNER_ID (or runnerId in the config file)\n');
+      log.fatal('decommission needs PADDOCK_RUNNER_ID (or runnerId in the config file)');
       process.exit(2);
     }
     const organizationId = parsed.env.PADDOCK_ORGANIZATION_ID ?? file?.identity.organizationId;
@@ -32,16 +37,16 @@ async function main(): Promise<void> {
       ...(organizationId ? { organizationId } : {}),
       ...natsSettings(parsed.env, file),
       reason: parsed.env.PADDOCK_DECOMMISSION_REASON,
-      log: (msg, fields) => consoleLogger.info(msg, fields),
+      log: log.info,
     });
     process.exit(code);
   }
-  const options = await optionsFromEnv(parsed.env);
-  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(options), { logger: ['error', 'warn'] });
+  const options = await optionsFromEnv(parsed.env, log);
+  const app = await NestFactory.createApplicationContext(RunnerModule.forRoot(options), { logger: nestLoggerFor(log) });
   app.enableShutdownHooks();
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`Runner failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  log.fatal('runner failed to start', { error: e instanceof Error ? (e.stack ?? e.message) : String(e) });
   process.exit(1);
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { RUNNER_HEALTHS, subjects, type RunnerHeartbeat, type SandboxStateEvent } from '@paddock/contracts';
+import { createServiceLogger, type LogFormat, type LogLevel, type ServiceLogger } from '@paddock/kit';
 import { connectNats } from '@paddock/nats';
 import type { SandboxBackend } from './backend/sandbox-backend';
 import { ConfigFileWatcher, type LoadedConfig } from './config/runner-config-file';
@@ -55,11 +56,10 @@ export interface RunningRunner {
 /** How long an ended sandbox stays answerable by `get`/`list` on the runner. */
 const TERMINAL_RETENTION_MS = 60 * 60 * 1000;
 
-export const consoleLogger: RunnerLogger = {
-  info: (msg, fields) => process.stderr.write(`${JSON.stringify({ level: 'info', msg, ...fields })}\n`),
-  warn: (msg, fields) => process.stderr.write(`${JSON.stringify({ level: 'warn', msg, ...fields })}\n`),
-  error: (msg, fields) => process.stderr.write(`${JSON.stringify({ level: 'error', msg, ...fields })}\n`),
-};
+/** The runner process's logger (JSON lines, pretty at a terminal). */
+export function runnerLogger(level: LogLevel = 'info', format?: LogFormat): ServiceLogger {
+  return createServiceLogger({ service: 'runner', level, ...(format ? { format } : {}) });
+}
 
 function resolveIdentity(env: Partial<RunnerIdentity>, file: LoadedConfig | undefined): RunnerIdentity {
   const id = file?.file.identity ?? {};
@@ -90,7 +90,7 @@ function healthOf(reasons: (string | undefined)[]): Pick<RunnerHeartbeat, 'healt
  * heartbeats. Recovery comes before serving so no request sees a half-known registry.
  */
 export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
-  const log = opts.log ?? consoleLogger;
+  const log = opts.log ?? runnerLogger();
   const clock = opts.clock ?? { now: () => new Date() };
   const policy = new PolicyHolder();
   let revision = 0;

@@ -50,6 +50,23 @@ export function isTerminalSandboxState(s: SandboxState): boolean {
   return TERMINAL_SANDBOX_STATES.includes(s);
 }
 
+/**
+ * Lifecycle order: a sandbox's state only ever moves to a higher rank, whatever order the news
+ * arrives in (the runner's records, the gateway's rows and its SQL guards all rank by this).
+ * The terminal states share the top rank; UNSPECIFIED is below everything.
+ */
+export const SANDBOX_STATE_RANK: Readonly<Record<SandboxState, number>> = {
+  STATE_UNSPECIFIED: -1,
+  STATE_PENDING: 0,
+  STATE_CREATING: 1,
+  STATE_RUNNING: 2,
+  STATE_TERMINATING: 3,
+  STATE_COMPLETED: 4,
+  STATE_FAILED: 4,
+};
+/** The rank the terminal states share. */
+export const TERMINAL_SANDBOX_STATE_RANK = 4;
+
 /** Why a sandbox reached a terminal (or terminating) state. */
 export const SANDBOX_STATE_REASONS = [
   'EXITED',

@@ -20,3 +20,5 @@ export * from './nats-credentials';
 export * from './api-token';
 export * from './published-views';
 export * from './runner-config-file';
+export * from './request-id';
+export * from './labels';

@@ -47,6 +47,9 @@ export const RUNNER_HOST_SETTINGS_ENV = [
   'PADDOCK_HEARTBEAT_INTERVAL_MS',
   'PADDOCK_STREAM_IDLE_TIMEOUT_MS',
   'PADDOCK_IMAGE_ALIASES',
+  /** The runner's log level and format (JSON lines unless `pretty`). */
+  'LOG_LEVEL',
+  'LOG_FORMAT',
 ] as const;
 
 /** Process basics a runner needs from the machine: where programs are, locale, time zone, temp dir. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SandboxStateSchema } from './enums';
 import { ApiErrorBodySchema, type ApiErrorBody } from './errors';
+import { RequestIdSchema } from './request-id';
 import { SandboxSchema } from './sandbox';
 import { SandboxSpecSchema } from './sandbox-spec';
 import type { RunnerRpcOp } from './subjects';
@@ -20,8 +21,19 @@ import type { RunnerRpcOp } from './subjects';
  * {@link encodeFrame}'s output. See {@link SendWindow}/{@link ReceiveWindow} for the credit rules.
  */
 
+/**
+ * Every request may name the client HTTP request (its `x-request-id`) it serves: the runner logs
+ * its lines for the operation with it, so one id joins the gateway's and the runner's lines.
+ * Absent for the gateway's own background work (reconciliation). Nested so that it is never
+ * taken for a create's idempotency key, which the public API also calls `requestId`.
+ */
+export const RpcTraceSchema = z.object({ requestId: RequestIdSchema });
+export type RpcTrace = z.infer<typeof RpcTraceSchema>;
+const Traced = { trace: RpcTraceSchema.optional() };
+
 /** Every op names the sandbox's organization so a runner never serves another tenant's sandbox. */
 const SandboxRef = {
+  ...Traced,
   sandboxId: z.string().min(1),
   organizationId: z.string().min(1),
 };
@@ -68,6 +80,7 @@ export const GetSandboxResponseSchema = z.object({ sandbox: SandboxSchema });
 export type GetSandboxResponse = z.infer<typeof GetSandboxResponseSchema>;
 
 export const ListSandboxesRequestSchema = z.object({
+  ...Traced,
   organizationId: z.string().min(1),
   /** Any-of. */
   states: z.array(SandboxStateSchema).optional(),

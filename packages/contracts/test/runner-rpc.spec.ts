@@ -6,6 +6,11 @@ import {
   LogsRequestSchema,
   PaddockError,
   ReceiveWindow,
+  RUNNER_RPC_SCHEMAS,
+  SANDBOX_STATE_RANK,
+  SANDBOX_STATES,
+  TERMINAL_SANDBOX_STATE_RANK,
+  TERMINAL_SANDBOX_STATES,
   SandboxStateEventSchema,
   SendWindow,
   WriteFileRequestSchema,
@@ -88,6 +93,16 @@ describe('request schemas', () => {
     expect(req.spec.containers).toEqual([{ name: 'main' }]);
   });
 
+  it('lets every op carry the request id it serves, and refuses one that is not a header-safe token', () => {
+    const carrying = Object.entries(RUNNER_RPC_SCHEMAS)
+      .filter(([, s]) => 'trace' in s.request.shape)
+      .map(([op]) => op);
+    expect(carrying).toEqual(Object.keys(RUNNER_RPC_SCHEMAS));
+    const get = RUNNER_RPC_SCHEMAS.get.request;
+    expect(get.parse({ sandboxId: 's', organizationId: 'o', trace: { requestId: 'req-1' } }).trace).toEqual({ requestId: 'req-1' });
+    expect(get.safeParse({ sandboxId: 's', organizationId: 'o', trace: { requestId: 'a b' } }).error?.issues[0]?.path).toEqual(['trace', 'requestId']);
+  });
+
   it('wants exactly one of inline content or a stream on writeFile', () => {
     const base = { sandboxId: 's', organizationId: 'o', path: '/a' };
     expect(WriteFileRequestSchema.safeParse(base).success).toBe(false);
@@ -111,5 +126,15 @@ describe('request schemas', () => {
   it('validates a state event', () => {
     const evt = { sandboxId: 's', organizationId: 'o', runnerId: 'r', state: 'STATE_RUNNING', at: new Date().toISOString(), sequence: 1 };
     expect(SandboxStateEventSchema.parse(evt).state).toBe('STATE_RUNNING');
+  });
+});
+
+describe('sandbox state order', () => {
+  it('ranks every state, the terminal ones together at the top and UNSPECIFIED below everything', () => {
+    expect(Object.keys(SANDBOX_STATE_RANK).sort()).toEqual([...SANDBOX_STATES].sort());
+    const top = Math.max(...Object.values(SANDBOX_STATE_RANK));
+    expect(top).toBe(TERMINAL_SANDBOX_STATE_RANK);
+    expect(SANDBOX_STATES.filter((s) => SANDBOX_STATE_RANK[s] === top)).toEqual([...TERMINAL_SANDBOX_STATES]);
+    expect(SANDBOX_STATES.filter((s) => s !== 'STATE_UNSPECIFIED').every((s) => SANDBOX_STATE_RANK[s] > SANDBOX_STATE_RANK.STATE_UNSPECIFIED)).toBe(true);
   });
 });

@@ -1,11 +1,13 @@
-import { ConsoleLogger, type LogLevel } from '@nestjs/common';
+import { createServiceLogger, nestLoggerFor, type NestLoggerLike, type ServiceLogger } from '@paddock/kit';
 import type { Env } from '../config/env';
 
-const ORDER: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
-const CUT: Record<Env['LOG_LEVEL'], number> = { silent: 0, fatal: 1, error: 2, warn: 3, info: 4, debug: 5, trace: 6 };
+/** The control plane's logger: JSON lines (pretty at a terminal). */
+export function controlPlaneLogger(level: Env['LOG_LEVEL'] = 'info'): ServiceLogger {
+  return createServiceLogger({ service: 'control-plane', level });
+}
 
-/** JSON lines on stdout, or no logger at all for `silent`. */
-export function createLogger(level: Env['LOG_LEVEL']): ConsoleLogger | false {
+/** Nest's logger for the app, or none at all for `silent`. */
+export function createLogger(level: Env['LOG_LEVEL']): NestLoggerLike | false {
   if (level === 'silent') return false;
-  return new ConsoleLogger({ json: true, colors: false, logLevels: ORDER.slice(0, CUT[level]) });
+  return nestLoggerFor(controlPlaneLogger(level));
 }

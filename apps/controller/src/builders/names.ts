@@ -1,17 +1,18 @@
+import { ANNOTATIONS, LABELS } from '@paddock/contracts';
+
 /** Every Kubernetes name the controller uses is built here (DNS-1123 labels, ≤ 63 chars). */
 const clip = (s: string): string => s.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 63).replace(/-+$/, '');
 
 export const FIELD_MANAGER = 'paddock-controller';
-export const LABEL_RUNNER = 'paddock.dev/runner-id';
-export const LABEL_RUNNER_UID = 'paddock.dev/runner-uid';
-export const LABEL_ORG = 'paddock.dev/organization-id';
+export const LABEL_RUNNER = LABELS.runnerId;
+export const LABEL_RUNNER_UID = LABELS.runnerUid;
+export const LABEL_ORG = LABELS.organizationId;
 /** The cluster id: a controller only garbage-collects objects of its own cluster. */
-export const LABEL_CLUSTER = 'paddock.dev/cluster-id';
-export const LABEL_COMPONENT = 'app.kubernetes.io/component';
-export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
-export const ANNOTATION_REVISION = 'paddock.dev/revision';
-export const ANNOTATION_POLICY_ETAG = 'paddock.dev/policy-etag';
-export const FINALIZER = 'paddock.dev/runner-cleanup';
+export const LABEL_CLUSTER = LABELS.clusterId;
+export const LABEL_COMPONENT = LABELS.component;
+export const LABEL_MANAGED_BY = LABELS.managedBy;
+export const ANNOTATION_REVISION = ANNOTATIONS.revision;
+export const ANNOTATION_POLICY_ETAG = ANNOTATIONS.policyEtag;
 
 export const runnerNamespace = (runnerId: string): string => clip(`paddock-runner-${runnerId}`);
 export const sandboxNamespace = (runnerId: string): string => clip(`paddock-sandboxes-${runnerId}`);

@@ -1,3 +1,4 @@
+import { LABELS, MANAGED_BY_CONTROLLER } from '@paddock/contracts';
 import { runnerConfigOf, type DesiredRunner } from '../desired';
 import {
   ANNOTATION_REVISION,
@@ -44,8 +45,8 @@ function commonLabels(d: DesiredRunner, component: string): Record<string, strin
     [LABEL_ORG]: d.organizationId,
     [LABEL_CLUSTER]: d.clusterId,
     [LABEL_COMPONENT]: component,
-    [LABEL_MANAGED_BY]: 'paddock-controller',
-    'app.kubernetes.io/part-of': 'paddock',
+    [LABEL_MANAGED_BY]: MANAGED_BY_CONTROLLER,
+    [LABELS.partOf]: 'paddock',
   };
 }
 

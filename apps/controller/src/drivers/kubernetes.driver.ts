@@ -1,6 +1,7 @@
 import { AppsV1Api, CoreV1Api, HttpMethod, KubernetesObjectApi, PatchStrategy, ServerConfiguration, createConfiguration, type Configuration, type KubeConfig } from '@kubernetes/client-node';
 import { Agent as HttpAgent } from 'node:http';
 import { buildRunnerObjects } from '../builders/runner.manifests';
+import { MANAGED_BY_CONTROLLER } from '@paddock/contracts';
 import { FIELD_MANAGER, LABEL_CLUSTER, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUNNER, LABEL_RUNNER_UID, runnerName, runnerNamespace, sandboxNamespace } from '../builders/names';
 import type { DesiredRunner } from '../desired';
 import { diagnoseInstall, type Diagnosis, type ObservedDeployment, type ObservedNode, type ObservedPod } from '../reconcile/diagnosis';
@@ -138,7 +139,7 @@ export class KubernetesDriver implements ClusterDriver {
 
   async listDeployed(): Promise<{ runnerId: string; uid: string }[]> {
     const cluster = this.opts.clusterId ? `,${LABEL_CLUSTER}=${this.opts.clusterId}` : '';
-    const list = await this.core.listNamespace({ labelSelector: `${LABEL_MANAGED_BY}=paddock-controller,${LABEL_COMPONENT}=runner${cluster}` });
+    const list = await this.core.listNamespace({ labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY_CONTROLLER},${LABEL_COMPONENT}=runner${cluster}` });
     return list.items
       .map((n) => ({ runnerId: n.metadata?.labels?.[LABEL_RUNNER] ?? '', uid: n.metadata?.labels?.[LABEL_RUNNER_UID] ?? '' }))
       .filter((r) => r.runnerId && r.uid);

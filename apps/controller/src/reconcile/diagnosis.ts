@@ -1,4 +1,5 @@
 import type { InstallError, RunnerInstallStatus } from '@paddock/contracts';
+import { ANNOTATION_REVISION } from '../builders/names';
 
 /** The slice of cluster state the diagnosis reads (plain JSON as the API returns it). */
 export interface ObservedDeployment {
@@ -89,7 +90,7 @@ function failure(reason: string, message: string, hints: string[], detail: strin
 export function diagnoseInstall(o: ObservedRunner, targetRevision: number, now: Date): Diagnosis {
   const dep = o.deployment;
   if (!dep) return { installStatus: 'RUNNER_INSTALL_STATUS_PROVISIONING' };
-  const depRevision = Number(dep.spec?.template?.metadata?.annotations?.['paddock.dev/revision'] ?? NaN);
+  const depRevision = Number(dep.spec?.template?.metadata?.annotations?.[ANNOTATION_REVISION] ?? NaN);
   const want = dep.spec?.replicas ?? 1;
   const st = dep.status ?? {};
   const rolledOut =

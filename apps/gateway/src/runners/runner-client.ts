@@ -14,9 +14,11 @@ import {
   type RunnerRpcOp,
   type RunnerRpcRequest,
   type RunnerRpcResult,
+  type RpcTrace,
   type StreamFrame,
   type StreamFrameHeaderInput,
 } from '@paddock/contracts';
+import { currentRequestId } from '@paddock/kit';
 
 /**
  * A runner could not be reached. `ambiguous` = the request may have been delivered (a timeout),
@@ -92,8 +94,11 @@ export class RunnerClient {
     timeoutMs = this.timeoutMs,
   ): Promise<RunnerRpcResult<Op>> {
     let raw: unknown;
+    // The client request this call serves, so the runner's lines for it carry the same id.
+    const requestId = currentRequestId();
+    const body = JSON.stringify(requestId === undefined ? request : { ...request, trace: { requestId } satisfies RpcTrace });
     try {
-      const msg = await this.nc.request(subjects.runnerRpc(runnerId, op), JSON.stringify(request), { timeout: timeoutMs });
+      const msg = await this.nc.request(subjects.runnerRpc(runnerId, op), body, { timeout: timeoutMs });
       raw = msg.json();
     } catch (e) {
       throw toTransportError(runnerId, e);

@@ -1,6 +1,5 @@
-import type { Sandbox, SandboxStateEvent } from '@paddock/contracts';
+import { SANDBOX_STATE_RANK, type Sandbox, type SandboxStateEvent } from '@paddock/contracts';
 import type { RunnerObservation } from './sandbox.repository';
-import { STATE_RANK } from './sandbox-view';
 
 /** The `effective*` echoes of a runner's sandbox status, stored as-is. */
 function effectiveOf(sb: Sandbox): Record<string, unknown> | undefined {
@@ -14,7 +13,7 @@ export function observationFromSandbox(sb: Sandbox): RunnerObservation {
   const at = s.endTime ?? s.startTime ?? s.createTime;
   return {
     state: s.state,
-    rank: STATE_RANK[s.state],
+    rank: SANDBOX_STATE_RANK[s.state],
     reason: s.stateReason,
     message: s.message,
     exitCode: s.exitCode,
@@ -27,7 +26,7 @@ export function observationFromSandbox(sb: Sandbox): RunnerObservation {
 export function observationFromEvent(e: SandboxStateEvent): RunnerObservation {
   return {
     state: e.state,
-    rank: STATE_RANK[e.state],
+    rank: SANDBOX_STATE_RANK[e.state],
     reason: e.reason,
     message: e.message,
     exitCode: e.exitCode,

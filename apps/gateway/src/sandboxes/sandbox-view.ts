@@ -4,16 +4,6 @@ import type { GwSandboxesTable, PlacementRecord } from '../db/database';
 
 export type SandboxRow = Selectable<GwSandboxesTable>;
 
-/** Lifecycle order: a state only ever moves forward, whatever order the news arrives in. */
-export const STATE_RANK: Record<SandboxState, number> = {
-  STATE_UNSPECIFIED: -1,
-  STATE_PENDING: 0,
-  STATE_CREATING: 1,
-  STATE_RUNNING: 2,
-  STATE_TERMINATING: 3,
-  STATE_COMPLETED: 4,
-  STATE_FAILED: 4,
-};
 
 /** The `Sandbox` resource as the gateway shows it (SPEC §4.2/§4.3) plus `status.placement`. */
 export interface SandboxView {

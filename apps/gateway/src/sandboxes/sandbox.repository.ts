@@ -1,14 +1,22 @@
 import { sql, type Kysely } from 'kysely';
-import { PaddockError, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
+import { PaddockError, SANDBOX_STATE_RANK, TERMINAL_SANDBOX_STATE_RANK, TERMINAL_SANDBOX_STATES, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
 import type { GatewayDatabase, PlacementRecord } from '../db/database';
 import type { SandboxRouteCache } from './sandbox-route-cache';
 import type { SandboxChangeListener } from './change-broadcast';
 import { isTerminalRow, type SandboxRow } from './sandbox-view';
 
-const TERMINAL = ['STATE_COMPLETED', 'STATE_FAILED'] as const;
+const TERMINAL = TERMINAL_SANDBOX_STATES;
+const TERMINAL_SQL_LIST = sql.raw(TERMINAL_SANDBOX_STATES.map((st) => `'${st}'`).join(', '));
 
-/** SQL rank of the stored state, mirroring STATE_RANK. */
-const rankOfState = sql<number>`(CASE state WHEN 'STATE_PENDING' THEN 0 WHEN 'STATE_CREATING' THEN 1 WHEN 'STATE_RUNNING' THEN 2 WHEN 'STATE_TERMINATING' THEN 3 ELSE 4 END)`;
+/**
+ * SQL rank of the stored state, written out from the contract's table (a state missing from it
+ * ranks NULL, which no comparison passes: an unknown stored state is never overwritten).
+ */
+const rankOfState = sql<number>`(CASE state ${sql.raw(
+  Object.entries(SANDBOX_STATE_RANK)
+    .map(([state, rank]) => `WHEN '${state}' THEN ${rank}`)
+    .join(' '),
+)} END)`;
 
 export interface NewSandboxRow {
   id: string;
@@ -170,7 +178,7 @@ export class SandboxRepository {
    * owns the row, when the row is already terminal, or when it would move the state backwards.
    */
   async applyObservation(id: string, runnerId: string, o: RunnerObservation, acknowledged = true): Promise<boolean> {
-    const terminal = o.rank >= 4;
+    const terminal = o.rank >= TERMINAL_SANDBOX_STATE_RANK;
     // Before the write when the cache knows this runner owns it (no request is routed on it
     // meanwhile), after it when applied (that proves ownership and beats any read in flight).
     if (terminal) this.routes?.retireIfOwnedBy(id, runnerId);
@@ -210,8 +218,8 @@ export class SandboxRepository {
    * SET expressions see the old row, so `newer` is evaluated once, consistently.
    */
   async acceptPlacement(id: string, runnerId: string, placement: PlacementRecord, o: RunnerObservation, now: Date): Promise<SandboxRow | undefined> {
-    if (o.rank >= 4) this.routes?.retireIfOwnedBy(id, runnerId);
-    const newer = sql<boolean>`(state NOT IN ('STATE_COMPLETED', 'STATE_FAILED') AND (${rankOfState} < ${o.rank} OR (state = ${o.state} AND state_sequence < ${o.sequence})))`;
+    if (o.rank >= TERMINAL_SANDBOX_STATE_RANK) this.routes?.retireIfOwnedBy(id, runnerId);
+    const newer = sql<boolean>`(state NOT IN (${TERMINAL_SQL_LIST}) AND (${rankOfState} < ${o.rank} OR (state = ${o.state} AND state_sequence < ${o.sequence})))`;
     const ifNewer = <T>(value: unknown, column: string) => sql<T>`CASE WHEN ${newer} THEN ${value} ELSE ${sql.ref(column)} END`;
     const row = await this.db
       .updateTable('gw_sandboxes')
@@ -227,7 +235,7 @@ export class SandboxRepository {
         // The resolution echoes are fixed at launch: kept even when the state event won the race.
         ...(o.effective ? { effective: sql`CASE WHEN ${newer} OR effective IS NULL THEN ${JSON.stringify(o.effective)}::jsonb ELSE effective END` } : {}),
         ...(o.state === 'STATE_RUNNING' ? { start_time: sql<Date>`COALESCE(start_time, ${o.at})` } : {}),
-        ...(o.rank >= 4 ? { end_time: sql<Date>`COALESCE(end_time, ${o.at})` } : {}),
+        ...(o.rank >= TERMINAL_SANDBOX_STATE_RANK ? { end_time: sql<Date>`COALESCE(end_time, ${o.at})` } : {}),
       })
       .where('id', '=', id)
       .where('runner_id', '=', runnerId)

@@ -1,5 +1,6 @@
 import { parseImageAliases } from '../backend/local/options';
 import { availableParallelism, totalmem } from 'node:os';
+import { LOG_FORMATS, LOG_LEVELS } from '@paddock/kit';
 import { z } from 'zod';
 import { DEFAULT_GPU_RESOURCE, DEFAULT_GPU_TYPE_LABEL } from '../backend/kubernetes/sandbox-pod';
 
@@ -88,6 +89,9 @@ export const RunnerEnvSchema = z.object({
   PADDOCK_SANDBOX_OPEN_FILES_MAX: z.coerce.number().int().positive().default(4096),
   /** A stream whose peer grants no credit (or sends nothing) for this long is abandoned. */
   PADDOCK_STREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  /** Unset: JSON lines, pretty only when stdout is a terminal. */
+  LOG_FORMAT: z.enum(LOG_FORMATS).optional(),
 });
 export type RunnerEnv = z.infer<typeof RunnerEnvSchema>;
 

@@ -1,5 +1,6 @@
 import { createBackend } from '../backend/create-backend';
 import type { RunnerOptions } from '../runner';
+import type { RunnerLogger } from '../service/sandbox-service';
 import type { RunnerEnv } from './env';
 import { loadRunnerConfigFile, type RunnerConfigFile } from './runner-config-file';
 
@@ -26,7 +27,7 @@ export function natsSettings(env: RunnerEnv, file: RunnerConfigFile | undefined)
 }
 
 /** Builds the runner's options from the parsed environment (the config file fills identity and NATS gaps). */
-export async function optionsFromEnv(env: RunnerEnv): Promise<RunnerOptions> {
+export async function optionsFromEnv(env: RunnerEnv, log: RunnerLogger): Promise<RunnerOptions> {
   // The backend needs the runner id up front (it names cgroups and state directories), and the
   // NATS connection its server, so the config file is read here once; the runner reads it again
   // (and then watches it) for its identity and policy.
@@ -56,5 +57,6 @@ export async function optionsFromEnv(env: RunnerEnv): Promise<RunnerOptions> {
       openFilesMax: env.PADDOCK_SANDBOX_OPEN_FILES_MAX,
     },
     streamIdleTimeoutMs: env.PADDOCK_STREAM_IDLE_TIMEOUT_MS,
+    log,
   };
 }

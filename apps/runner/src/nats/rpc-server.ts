@@ -2,6 +2,7 @@ import {
   ListDirRequestSchema,
   queueGroups,
   RemoveRequestSchema,
+  RpcTraceSchema,
   RUNNER_RPC_OPS,
   StatRequestSchema,
   subjects,
@@ -11,6 +12,7 @@ import {
   PaddockError,
 } from '@paddock/contracts';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { withRequestId } from '@paddock/kit';
 import type { z } from 'zod';
 import type { FileStat, SandboxBackend } from '../backend/sandbox-backend';
 import { invalidRequest, toPaddockError } from '../service/errors';
@@ -24,6 +26,15 @@ function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   if (!r.success) throw invalidRequest(r.error);
   return r.data;
 }
+
+/** The request id a (still unparsed) request names, if it is well-formed. */
+function requestIdOf(body: unknown): string | undefined {
+  const trace = typeof body === 'object' && body !== null ? (body as { trace?: unknown }).trace : undefined;
+  const r = RpcTraceSchema.safeParse(trace);
+  return r.success ? r.data.requestId : undefined;
+}
+
+const sandboxIdOf = (body: unknown): unknown => (typeof body === 'object' && body !== null ? (body as { sandboxId?: unknown }).sandboxId : undefined);
 
 function statToWire(s: FileStat): FileStatWire {
   return { path: s.path, type: s.type, size: s.size, mode: s.mode, modifiedAt: s.modifiedAt.toISOString() };
@@ -111,25 +122,37 @@ export class RunnerRpcServer {
   private async handle(msg: Msg): Promise<void> {
     const op = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
     this.inFlight++;
+    const started = performance.now();
     let reply: RunnerRpcReply<unknown>;
+    let body: unknown;
     try {
       if (!(RUNNER_RPC_OPS as readonly string[]).includes(op)) {
         throw new PaddockError('unimplemented', `unknown runner operation ${op}`, { reason: 'CWSANDBOX_INVALID_REQUEST' });
       }
-      let body: unknown;
       try {
         body = msg.data.length ? JSON.parse(new TextDecoder().decode(msg.data)) : {};
       } catch {
         throw new PaddockError('invalid_argument', 'request body is not valid JSON', { reason: 'CWSANDBOX_INVALID_REQUEST' });
       }
-      reply = { ok: true, result: await this.handlers[op as RunnerRpcOp](body) };
+      const handler = this.handlers[op as RunnerRpcOp];
+      const requestId = requestIdOf(body);
+      // The work the op starts (a sandbox's start after create's reply) keeps the request id too.
+      const result = await (requestId === undefined ? handler(body) : withRequestId(requestId, () => handler(body)));
+      reply = { ok: true, result };
     } catch (e) {
       const err = toPaddockError(e);
-      if (err.code === 'internal') this.log.error('RPC failed', { op, error: err.message });
+      if (err.code === 'internal') this.log.error('RPC failed', { op, requestId: requestIdOf(body), error: err.message });
       reply = { ok: false, error: err.toBody() };
     } finally {
       this.inFlight--;
     }
+    this.log.info('rpc', {
+      op,
+      sandboxId: sandboxIdOf(body),
+      requestId: requestIdOf(body),
+      outcome: reply.ok ? 'ok' : reply.error.code,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+    });
     try {
       if (msg.reply) msg.respond(JSON.stringify(reply));
     } catch (e) {

@@ -1,5 +1,6 @@
 import {
   isTerminalSandboxState,
+  SANDBOX_STATE_RANK,
   type Sandbox,
   type SandboxEffectiveFields,
   type SandboxSpec,
@@ -49,16 +50,6 @@ export interface StateChange {
   at: Date;
 }
 
-const RANK: Record<SandboxState, number> = {
-  STATE_UNSPECIFIED: -1,
-  STATE_PENDING: 0,
-  STATE_CREATING: 1,
-  STATE_RUNNING: 2,
-  STATE_TERMINATING: 3,
-  STATE_COMPLETED: 4,
-  STATE_FAILED: 4,
-};
-
 /** Next event sequence: microseconds of the clock, or one past the previous if the clock lags. */
 export function nextSequence(previous: number, now: Date): number {
   return Math.max(previous + 1, now.getTime() * 1000);
@@ -76,7 +67,7 @@ function defaultReason(from: SandboxState, to: SandboxState): SandboxStateReason
  */
 export function applyStateChange(rec: SandboxRecord, change: StateChange): SandboxRecord | undefined {
   if (isTerminalSandboxState(rec.state)) return undefined;
-  if (RANK[change.state] <= RANK[rec.state]) return undefined;
+  if (SANDBOX_STATE_RANK[change.state] <= SANDBOX_STATE_RANK[rec.state]) return undefined;
   const next: SandboxRecord = { ...rec, state: change.state, sequence: nextSequence(rec.sequence, change.at) };
   if (change.reason !== undefined) next.stateReason = change.reason;
   if (change.message !== undefined) next.message = change.message;

@@ -1,20 +1,21 @@
 import { createHash } from 'node:crypto';
 import type { V1NetworkPolicy, V1NetworkPolicyEgressRule, V1Pod } from '@kubernetes/client-node';
+import { ANNOTATIONS, LABELS } from '@paddock/contracts';
 import type { EgressCidrRule, LaunchSpec } from '../sandbox-backend';
 
-export const SANDBOX_ID_LABEL = 'paddock.dev/sandbox-id';
-export const ORGANIZATION_ID_LABEL = 'paddock.dev/organization-id';
-export const RUNNER_LABEL = 'paddock.dev/runner-id';
+export const SANDBOX_ID_LABEL = LABELS.sandboxId;
+export const ORGANIZATION_ID_LABEL = LABELS.organizationId;
+export const RUNNER_LABEL = LABELS.runnerId;
 /** Exact ids and the launch labels live in annotations: label values are capped at 63 characters. */
-export const SANDBOX_ID_ANNOTATION = 'paddock.dev/sandbox-id';
-export const LAUNCH_LABELS_ANNOTATION = 'paddock.dev/launch-labels';
+export const SANDBOX_ID_ANNOTATION = ANNOTATIONS.sandboxId;
+export const LAUNCH_LABELS_ANNOTATION = ANNOTATIONS.launchLabels;
 /**
  * `pending` from the pod's creation until the runner has written the launch's files through exec,
  * then `written`. A pod still `pending` that no live runner is seeding was left by a runner that
  * died mid-launch: its files are lost with that runner, so recovery fails it instead of serving a
  * sandbox without them.
  */
-export const LAUNCH_FILES_ANNOTATION = 'paddock.dev/launch-files';
+export const LAUNCH_FILES_ANNOTATION = ANNOTATIONS.launchFiles;
 /**
  * A main command with launch files waits for this marker, in its working directory (where the
  * files land too), before it execs: files are written through pods/exec, which needs a running

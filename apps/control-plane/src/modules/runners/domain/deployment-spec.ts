@@ -1,4 +1,4 @@
-import type { DeploymentSpec } from '@paddock/contracts';
+import { LABELS, MANAGED_BY_CONTROLLER, type DeploymentSpec } from '@paddock/contracts';
 import type { RunnerData } from './runner.state';
 
 /** Platform defaults of the runner Deployment; `spec.overrides` members replace them. */
@@ -31,9 +31,9 @@ export function renderDeploymentSpec(runner: RunnerData, gatewayServer: string):
     ...(o.affinity !== undefined ? { affinity: o.affinity } : {}),
     labels: {
       ...o.labels,
-      'app.kubernetes.io/name': 'paddock-runner',
-      'app.kubernetes.io/managed-by': 'paddock-controller',
-      'paddock.dev/runner-uid': runner.uid,
+      [LABELS.name]: 'paddock-runner',
+      [LABELS.managedBy]: MANAGED_BY_CONTROLLER,
+      [LABELS.runnerUid]: runner.uid,
     },
     annotations: o.annotations ?? {},
     env: {

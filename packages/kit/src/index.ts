@@ -1,0 +1,5 @@
+export * from './log/service-logger';
+export * from './log/request-context';
+export * from './log/nest-logger';
+export { prettyLine } from './log/pretty';
+export * from './http/request-id';
