@@ -38,12 +38,10 @@ const { join } = m_violations;
 export interface MergedContainer {
   path: string;
   out: ResolvedContainer;
-  /** Every cpu/memory amount that applies (written, or the default), for the bounds checks. */
-  cpu: Amount[];
-  memory: Amount[];
-  /** Limits declared explicitly or supplied by a policy default (see requireLimits). */
-  cpuLimitDeclared: boolean;
-  memoryLimitDeclared: boolean;
+  /** Every cpu/memory amount that applies (written, or the default) and whether a limit was
+   * declared or supplied by a policy default (see requireLimits), for the bounds checks. */
+  cpu: DimensionRead;
+  memory: DimensionRead;
   gpuPath: string;
   /** The request named the image (else a platform or runner default applies). */
   specImage: boolean;
@@ -88,38 +86,28 @@ function defaultAmount(path: string, d: Dimension, p: CompiledPolicy): Amount {
   };
 }
 
-interface MergedDimension {
-  amounts: Amount[];
-  request: number;
-  limit: number;
-  limitDeclared: boolean;
-  source: ValueSource;
-}
-
+/**
+ * Fills one dimension of a container in place (the read is the merge's own from here on): a
+ * dimension the request left unset takes the default; a limit alone is also the request, a
+ * request alone also the limit. Returns the layer the value came from.
+ */
 function mergeDimension(
   r: DimensionRead,
   d: Dimension,
   path: string,
   p: CompiledPolicy,
-): MergedDimension {
+): ValueSource {
   if (r.request === undefined && r.limit === undefined) {
     const a = defaultAmount(join(path, `resources.${d.key}`), d, p);
-    return {
-      amounts: r.amounts.concat(a),
-      request: a.value,
-      limit: a.value,
-      limitDeclared: r.limitDeclared || a.source === 'policy',
-      source: a.source,
-    };
+    r.amounts.push(a);
+    r.request = r.limit = a.value;
+    if (a.source === 'policy') r.limitDeclared = true;
+    return a.source;
   }
   const request = r.request ?? r.limit ?? 0;
-  return {
-    amounts: r.amounts,
-    request,
-    limit: r.limit ?? request,
-    limitDeclared: r.limitDeclared,
-    source: 'spec',
-  };
+  r.request = request;
+  r.limit = r.limit ?? request;
+  return 'spec';
 }
 
 function mergeContainer(
@@ -127,17 +115,17 @@ function mergeContainer(
   p: CompiledPolicy,
   caps: RunnerCapabilities,
 ): MergedContainer {
-  const cpu = mergeDimension(r.cpu, CPU, r.path, p);
-  const memory = mergeDimension(r.memory, MEMORY, r.path, p);
+  const cpuSource = mergeDimension(r.cpu, CPU, r.path, p);
+  const memorySource = mergeDimension(r.memory, MEMORY, r.path, p);
   const gpuCount = r.gpu?.count ?? 0;
   const requests = {
-    cpuMillis: cpu.request,
-    memoryBytes: memory.request,
+    cpuMillis: r.cpu.request,
+    memoryBytes: r.memory.request,
     gpuCount,
   } as ResolvedContainer['resources']['requests'];
   const limits = {
-    cpuMillis: cpu.limit,
-    memoryBytes: memory.limit,
+    cpuMillis: r.cpu.limit,
+    memoryBytes: r.memory.limit,
     gpuCount,
   } as ResolvedContainer['resources']['limits'];
   if (r.gpu?.type !== undefined) requests.gpuType = limits.gpuType = r.gpu.type;
@@ -158,16 +146,14 @@ function mergeContainer(
       workingDir: r.workingDir,
       primary: false,
       resources: { requests, limits },
-      resourceSources: { cpu: cpu.source, memory: memory.source },
+      resourceSources: { cpu: cpuSource, memory: memorySource },
       securityContext: r.securityContext,
       files: r.files,
       volumeMounts: r.volumeMounts,
       passthrough: r.passthrough,
     },
-    cpu: cpu.amounts,
-    memory: memory.amounts,
-    cpuLimitDeclared: cpu.limitDeclared,
-    memoryLimitDeclared: memory.limitDeclared,
+    cpu: r.cpu,
+    memory: r.memory,
     gpuPath: r.gpuPath,
     specImage,
   };

@@ -16,7 +16,7 @@ import {
   type NormRule,
 } from './network';
 import { parseCpuMillis, parseMemoryBytes } from './quantity';
-import { addViolation, idx, join, neverThrows, show, sortViolations, type Sink } from './violations';
+import { addViolation, idx, join, internalError, show, sortViolations, type Sink } from './violations';
 
 /**
  * Policy validation (issue 2 point 1): structure through the contracts' zod schema, then every
@@ -559,7 +559,11 @@ function addBestEffortSemantics(doc: Record<string, unknown>, sink: Sink): void 
 
 /** Validates a camelCase policy document (already parsed from JSON/YAML). Never throws. */
 export function validatePolicy(doc: unknown): ValidatePolicyResult {
-  return neverThrows('policy', 'policy could not be validated', validatePolicyUnsafe, doc);
+  try {
+    return validatePolicyUnsafe(doc);
+  } catch (e) {
+    return internalError('policy', 'policy could not be validated', e);
+  }
 }
 
 function validatePolicyUnsafe(doc: unknown): ValidatePolicyResult {
