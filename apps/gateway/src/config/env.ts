@@ -1,4 +1,5 @@
 import { parseCidr } from '@paddock/policy';
+import { requireEnvironment } from '@paddock/kit';
 import { z } from 'zod';
 import { parseConsoleOrigins } from '../http/cors';
 
@@ -96,12 +97,7 @@ export interface GatewayConfig {
 }
 
 export function parseGatewayEnv(env: Record<string, string | undefined>): GatewayConfig {
-  const r = GatewayEnvSchema.safeParse(env);
-  if (!r.success) {
-    const lines = r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new Error(`invalid gateway configuration:\n  ${lines.join('\n  ')}`);
-  }
-  const e = r.data;
+  const e = requireEnvironment(GatewayEnvSchema, env, 'gateway');
   return {
     port: e.GATEWAY_PORT,
     host: e.GATEWAY_HOST,
