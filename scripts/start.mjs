@@ -1,15 +1,17 @@
 // `pnpm start`: the whole platform on this machine, on the embedded default (local runner backend).
 //
-// 1. checks prerequisites (Node, bubblewrap, cgroups, Postgres, nats-server) and says exactly
-//    what is missing and how to fix it, instead of a stack trace;
+// 1. checks prerequisites (scripts/prerequisites.ts: Node, pnpm, Postgres, NATS, bubblewrap,
+//    iproute2, nftables, root, cgroups, user namespaces) and, before starting anything, prints one
+//    line per missing one with the command that fixes it, instead of a stack trace;
 // 2. builds the apps (turbo, cached after the first run), then starts its own nats-server with
 //    authentication on a private port (operator mode, this installation's own account; keys,
 //    configuration and credentials 0600 under `.paddock/nats/`), stopped when this command stops;
 // 3. starts the control plane (migrations + bootstrap token), gives the gateway and the controller
 //    their own database roles (the control plane's `db-access` command, run with DATABASE_URL as
 //    the database's administrator), then starts the gateway, and the controller with its local
-//    driver, which deploys the default runner declared through the control plane API.
-//    Until the controller exists in this checkout, it declares the runner itself and starts it.
+//    driver, which deploys the default runner declared through the control plane API. The runner
+//    gets no secret of this script's: the driver starts it with an allow-listed environment and
+//    its NATS user in a 0600 file.
 // 4. prints the URLs, the admin token and the next commands; Ctrl-C stops everything it started.
 //
 // Idempotent: data lives in Postgres and `.paddock/` (admin token, NATS keys, runner state); a
@@ -27,8 +29,6 @@ mkdirSync(stateDir, { recursive: true });
 // Our own nats-server unless the caller names one: a private port, never the machine's 4222.
 const managedNats = !process.env.NATS_URL;
 const natsPort = process.env.PADDOCK_NATS_PORT ?? '4223';
-const NATS_BINS = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'];
-const natsBin = NATS_BINS.find((p) => existsSync(p));
 const env = {
   // The services' logs go to files (.paddock/*.log): JSON lines, whatever the caller's terminal.
   LOG_FORMAT: 'json',
@@ -36,6 +36,9 @@ const env = {
   NATS_URL: process.env.NATS_URL ?? `nats://127.0.0.1:${natsPort}`,
   CONTROL_PLANE_PORT: process.env.CONTROL_PLANE_PORT ?? '8080',
   GATEWAY_PORT: process.env.GATEWAY_PORT ?? '8081',
+  GATEWAY_GRPC_PORT: process.env.GATEWAY_GRPC_PORT ?? '8082',
+  // The product SDKs' default image, which a laptop cannot pull: the local runner runs it as its base image.
+  PADDOCK_IMAGE_ALIASES: process.env.PADDOCK_IMAGE_ALIASES ?? 'python:3.11=paddock/base',
 };
 const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
 const gwUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
@@ -54,47 +57,27 @@ const fail = (msg) => {
   process.exit(1);
 };
 
-function tcpReachable(host, port, timeoutMs = 1500) {
-  return new Promise((resolve) => {
-    const s = connect(Number(port), host);
-    const t = setTimeout(() => { s.destroy(); resolve(false); }, timeoutMs);
-    s.once('connect', () => { clearTimeout(t); s.destroy(); resolve(true); });
-    s.once('error', () => { clearTimeout(t); resolve(false); });
-  });
-}
+// The checks are TypeScript, shared with the runner's own (tsx is a root dev dependency): they
+// run before the build, so they cannot wait for compiled output.
+const { tsImport } = await import('tsx/esm/api');
+const checks = await tsImport('./prerequisites.ts', import.meta.url);
+const { tcpReachable } = checks;
+let natsBin;
 
+/** One line per missing prerequisite, each with its fix; nothing has been started yet. */
 async function checkPrerequisites() {
-  const problems = [];
-  const [major, minor] = process.versions.node.split('.').map(Number);
-  if (major < 20 || (major === 20 && minor < 19)) problems.push(`Node ${process.versions.node} is too old: Paddock needs Node >= 20.19.`);
-  if (spawnSync('bwrap', ['--version']).status !== 0) {
-    problems.push('bubblewrap is not installed (the local sandbox backend needs it): apt-get install bubblewrap');
+  const facts = await checks.gatherStartFacts({
+    repoRoot: root,
+    databaseUrl: env.DATABASE_URL,
+    natsUrl: managedNats ? undefined : env.NATS_URL,
+    natsPort: Number(natsPort),
+  });
+  const problems = checks.startProblems(facts);
+  if (problems.length) {
+    for (const p of problems) process.stderr.write(`${checks.formatProblem(p)}\n`);
+    process.exit(1);
   }
-  if (!existsSync('/sys/fs/cgroup/memory') && !existsSync('/sys/fs/cgroup/cgroup.controllers')) {
-    problems.push('no cgroup memory controller found under /sys/fs/cgroup (needed to cap sandboxes)');
-  }
-  const pg = new URL(env.DATABASE_URL);
-  if (!(await tcpReachable(pg.hostname, pg.port || '5432'))) {
-    problems.push(
-      `Postgres is not reachable at ${pg.hostname}:${pg.port || 5432} (DATABASE_URL=${env.DATABASE_URL}).\n` +
-        `  Start it: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start   (Debian: apt-get install postgresql)\n` +
-        `  or:       docker compose -f infra/docker-compose.yml up -d postgres`,
-    );
-  }
-  const nats = new URL(env.NATS_URL);
-  if (managedNats) {
-    if (!natsBin) problems.push('nats-server is not installed (Paddock runs its own, with authentication): apt-get install nats-server');
-    if (await tcpReachable('127.0.0.1', natsPort)) {
-      problems.push(`port ${natsPort} (PADDOCK_NATS_PORT) is taken: Paddock's own nats-server listens there; stop what uses it or set PADDOCK_NATS_PORT`);
-    }
-  } else if (!(await tcpReachable(nats.hostname, nats.port || '4222'))) {
-    problems.push(
-      `NATS is not reachable at ${nats.hostname}:${nats.port || 4222} (NATS_URL=${env.NATS_URL}).\n` +
-        `  Start it: nats-server -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server &   (Debian: apt-get install nats-server)\n` +
-        `  or:       docker compose -f infra/docker-compose.yml up -d nats`,
-    );
-  }
-  if (problems.length) fail(`cannot start Paddock:\n- ${problems.join('\n- ')}`);
+  natsBin = facts.onPath['nats-server'];
 }
 
 const children = [];
@@ -278,8 +261,8 @@ function databaseRole(args) {
 }
 
 async function main() {
-  say('checking prerequisites...');
   await checkPrerequisites();
+  say('prerequisites present');
   const apps = [...['control-plane', 'gateway', 'runner', 'controller'].filter(has), 'console'];
   say(`building ${apps.join(', ')}...`);
   const build = spawnSync(
@@ -324,8 +307,6 @@ async function main() {
       PADDOCK_DECLARE_DEFAULT_RUNNER: 'local',
       PADDOCK_CONTROLLER_STOP_RUNNERS_ON_EXIT: 'true',
     });
-  } else if (has('runner')) {
-    await startRunnerWithoutController(token, nats);
   }
   await waitForRunner(token);
 
@@ -334,6 +315,7 @@ async function main() {
     `\n${line}\nPaddock is ready.\n\n` +
       `  control plane  ${cpUrl}
   gateway        ${gwUrl}
+  gRPC/Connect   http://127.0.0.1:${env.GATEWAY_GRPC_PORT}  (CWSANDBOX_BASE_URL for the product's SDKs)
   console        ${cpUrl}/console/  (sign in with the admin token)
 ` +
       `  NATS           ${env.NATS_URL}${nats ? ' (authentication on; keys and credentials in .paddock/nats/)' : ''}
@@ -350,49 +332,13 @@ async function main() {
   );
 }
 
-// The embedded default before the controller's local driver exists: declare the `local` runner
-// through the control plane API (the path an admin takes), then run it as a child process.
-async function startRunnerWithoutController(token, nats) {
-  const cluster = await api('POST', `${cpUrl}/v1/clusters`, token, { name: 'local', zone: 'local' });
-  if (cluster.status >= 300) fail(`registering the local cluster failed: ${JSON.stringify(cluster.json)}`);
-  const clusterId = cluster.json.id ?? cluster.json.clusterId;
-  let runner = await api('GET', `${cpUrl}/v1/sandbox/managedRunners/local`, token);
-  if (runner.status === 404) {
-    runner = await api('POST', `${cpUrl}/v1/sandbox/managedRunners`, token, {
-      displayName: 'Local runner (this machine)',
-      identity: { runnerId: 'local', zone: 'local', clusterId },
-      spec: { releaseChannel: 'RELEASE_CHANNEL_STABLE' },
-    });
-    if (runner.status >= 300) fail(`declaring the local runner failed: ${JSON.stringify(runner.json)}`);
-  }
-  const who = await api('GET', `${cpUrl}/v1/auth/whoami`, token);
-  const organizationId = who.json?.organizationId ?? runner.json?.organizationId;
-  const configFile = join(stateDir, 'runner-local.yaml');
-  const r = runner.json;
-  writeFileSync(
-    configFile,
-    JSON.stringify({ runnerId: 'local', revision: r.targetRevision ?? 1, policy: r.policy ?? null, policyEtag: r.etag ?? null }, null, 2),
-  );
-  say('starting local runner...');
-  startProcess('runner', [join(root, 'apps/runner/dist/main.js')], {
-    ...(nats ? { NATS_CREDS: await nats.inst.writeCreds('runner', 'local') } : {}),
-    PADDOCK_RUNNER_ID: 'local',
-    PADDOCK_ORGANIZATION_ID: organizationId,
-    PADDOCK_CLUSTER_ID: clusterId,
-    PADDOCK_ZONE: 'local',
-    PADDOCK_RUNNER_BACKEND: 'local',
-    PADDOCK_RUNNER_CONFIG: configFile,
-    PADDOCK_RUNNER_STATE_DIR: join(stateDir, 'runner-local'),
-  });
-}
-
 async function waitForRunner(token) {
   say('waiting for the local runner to be READY and CONNECTED...');
   const start = Date.now();
   for (;;) {
     const r = await api('GET', `${cpUrl}/v1/sandbox/managedRunners/local`, token).catch(() => undefined);
     const connected = r?.json?.connectionStatus === 'RUNNER_CONNECTED' || r?.json?.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED';
-    const ready = r?.json?.installStatus === 'RUNNER_INSTALL_STATUS_READY' || !has('controller');
+    const ready = r?.json?.installStatus === 'RUNNER_INSTALL_STATUS_READY';
     if (connected && ready) return;
     if (Date.now() - start > 90_000) {
       say(`the local runner is not READY/CONNECTED yet (install ${r?.json?.installStatus}, connection ${r?.json?.connectionStatus}); continuing — see .paddock/*.log`);

@@ -79,7 +79,7 @@ export async function startPlatform(): Promise<Platform> {
   const token = cp.token;
   // The gateway and each controller connect with their own database roles, as in production.
   const organizationId = (await httpJson<{ organization: { id: string } }>(cp.url, 'GET', '/v1/auth/whoami', token)).json.organization.id;
-  const gwEnv = { DATABASE_URL: await provisionGatewayRole(databaseUrl), ...(await nats.env('gateway')), PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn', GATEWAY_CONSOLE_ORIGINS: cp.url };
+  const gwEnv = { DATABASE_URL: await provisionGatewayRole(databaseUrl), ...(await nats.env('gateway')), GATEWAY_GRPC_PORT: '0', PADDOCK_TOKEN_CACHE_TTL_MS: '0', LOG_LEVEL: 'warn', GATEWAY_CONSOLE_ORIGINS: cp.url };
   let gw = await startAppProcess({ entry: ENTRIES.gateway, portVar: 'GATEWAY_PORT', port: gwPort, env: gwEnv });
   const workDir = mkdtempSync(join(tmpdir(), 'paddock-e2e-'));
   // mkdtemp makes 0700 directories; sandboxes run as an unprivileged user inside bubblewrap and

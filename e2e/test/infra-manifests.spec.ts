@@ -6,6 +6,7 @@ import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import { INFRA_DIR, renderKustomization, type KObject } from '../src/kustomize';
@@ -16,6 +17,7 @@ const SCHEMAS: Record<string, new (o: never) => { validate(): void }> = {
   Service: Service,
   ServiceAccount: ServiceAccount,
   Deployment: Deployment,
+  StatefulSet: StatefulSet,
   ClusterRole: ClusterRole,
   ClusterRoleBinding: ClusterRoleBinding,
 };
@@ -32,6 +34,9 @@ function canonical(v: unknown): unknown {
 }
 
 const key = (o: KObject): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+/** Paddock's own services; the dev overlay adds Postgres and NATS beside them. */
+const PADDOCK_DEPLOYMENTS = ['paddock-control-plane', 'paddock-controller', 'paddock-gateway'];
+const workloads = (objects: KObject[]): KObject[] => objects.filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet');
 type Pod = { spec: { template: { spec: { automountServiceAccountToken?: boolean; securityContext: Record<string, unknown>; containers: { image: string; securityContext: Record<string, unknown> }[] } } } };
 
 describe('deployment manifests (infra/k8s)', () => {
@@ -54,13 +59,15 @@ describe('deployment manifests (infra/k8s)', () => {
         for (const o of objects) {
           if (!['Namespace', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind)) expect(o.metadata.namespace, key(o)).toBe(ns);
         }
-        for (const d of objects.filter((o) => o.kind === 'Deployment') as unknown as Pod[]) {
-          for (const c of d.spec.template.spec.containers) expect(c.image).toMatch(/^paddock\/[a-z-]+:[\w.-]+$/);
+        for (const d of workloads(objects)) {
+          // Paddock's images by name and tag; a third-party one (Postgres, NATS) by an explicit version.
+          const image = /^paddock-(control-plane|controller|gateway)$/.test(d.metadata.name) ? /^paddock\/[a-z-]+:[\w.-]+$/ : /^[a-z0-9./-]+:\d[\w.-]*$/;
+          for (const c of (d as unknown as Pod).spec.template.spec.containers) expect(c.image, key(d)).toMatch(image);
         }
       });
 
       it('runs every pod as non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp', () => {
-        for (const d of objects.filter((o) => o.kind === 'Deployment') as unknown as Pod[]) {
+        for (const d of workloads(objects) as unknown as Pod[]) {
           const pod = d.spec.template.spec;
           expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
           for (const c of pod.containers) {
@@ -98,8 +105,8 @@ describe('deployment manifests (infra/k8s)', () => {
       spec: { template: { spec: { securityContext: { fsGroup?: number; runAsGroup?: number }; volumes?: { name: string; secret?: { secretName: string; defaultMode?: number } }[]; containers: { env?: { name: string; value?: string }[]; volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }[] } } };
     };
     for (const overlay of OVERLAYS) {
-      const deployments = renderKustomization(join(INFRA_DIR, 'k8s', 'overlays', overlay)).filter((o) => o.kind === 'Deployment') as unknown as NatsPod[];
-      expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['paddock-control-plane', 'paddock-controller', 'paddock-gateway']);
+      const deployments = renderKustomization(join(INFRA_DIR, 'k8s', 'overlays', overlay)).filter((o) => o.kind === 'Deployment' && PADDOCK_DEPLOYMENTS.includes(o.metadata.name)) as unknown as NatsPod[];
+      expect(deployments.map((d) => d.metadata.name).sort()).toEqual(PADDOCK_DEPLOYMENTS);
       for (const d of deployments) {
         const pod = d.spec.template.spec;
         expect(pod.volumes).toContainEqual({ name: 'nats-creds', secret: { secretName: `${d.metadata.name}-nats`, defaultMode: 0o440 } });
@@ -153,7 +160,7 @@ describe('deployment manifests (infra/k8s)', () => {
       }
     }
     const dockerfile = readFileSync(join(INFRA_DIR, 'docker', 'Dockerfile'), 'utf8');
-    expect(dockerfile).toMatch(/^USER paddock$/m);
+    expect(dockerfile).toMatch(/^USER 10001:10001$/m);
     expect(dockerfile.match(/^FROM /gm)?.length).toBe(2);
   });
 });

@@ -1,12 +1,12 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Sandbox } from '@paddock/sdk';
-import { seedRunnerYaml, waitFor } from '@paddock/testing';
+import { credsSecrets, secretScanArgv, seedRunnerYaml, waitFor, type SecretScanReport } from '@paddock/testing';
 import { sh, startPlatform, type Platform } from '../src/platform';
 
 /**
- * Issue 8's journeys, black-box: the admin journey of the seeds through `cwic`, the user journey
- * through the SDK and `cwic sandbox`, and the outage journeys of seed 002 (control plane down,
+ * The product's documented journeys, black-box: the admin journey through `cwic`, the user journey
+ * through the SDK and `cwic sandbox`, and the outage journeys (control plane down,
  * gateway down). Every process is the compiled app, as `pnpm start` runs it.
  */
 const RUNNER_YAML = seedRunnerYaml('cks-prod');
@@ -177,6 +177,43 @@ describe('journeys', () => {
       const logs: string[] = [];
       for await (const e of sb.logs({ tailLines: 10 })) logs.push(e.data.toString());
       expect(logs.join('')).toContain('started');
+    });
+
+    it('a default sandbox reads none of the platform’s secrets: tokens, database URL, NATS server and every issued NATS user', async () => {
+      const since = Date.now();
+      // Every credentials file the platform issued on this machine: each runner's and each controller's.
+      const credsFiles = [
+        ...p.controllers.flatMap((c) => {
+          const runners = join(c.stateDir, 'runners');
+          return existsSync(runners) ? readdirSync(runners).map((r) => join(runners, r, 'nats.creds')).filter((f) => existsSync(f)) : [];
+        }),
+        ...readdirSync(join(p.workDir, 'controller-creds')).map((f) => join(p.workDir, 'controller-creds', f)),
+      ];
+      expect(credsFiles.length).toBeGreaterThanOrEqual(3);
+      const dbPassword = decodeURIComponent(new URL(p.databaseUrl).password);
+      const needles: Record<string, string> = {
+        'admin token': p.token,
+        DATABASE_URL: p.databaseUrl,
+        ...(dbPassword ? { 'database password': dbPassword } : {}),
+        NATS_URL: p.nats.url,
+      };
+      for (const f of credsFiles) {
+        const { jwt, seed } = credsSecrets(readFileSync(f, 'utf8'));
+        needles[`${f} JWT`] = jwt;
+        needles[`${f} seed`] = seed;
+      }
+      const box = await Sandbox.run({ containers: [{ name: 'main' }] }, sdkOpts());
+      try {
+        const r = await box.exec(secretScanArgv({ needles, since, absent: credsFiles })).result();
+        expect(r.exitCode, r.stderrText).toBe(0);
+        const report = JSON.parse(r.stdoutText) as SecretScanReport;
+        expect(report.counts.environ).toBeGreaterThanOrEqual(2);
+        expect(report.counts.files).toBeGreaterThan(10);
+        expect(report.hits).toEqual([]);
+        expect(report.present).toEqual([]);
+      } finally {
+        await box.stop();
+      }
     });
 
     it('SDK: waitUntilComplete returns when the main command exits, whatever its code; a stopped sandbox raises unless told not to', async () => {

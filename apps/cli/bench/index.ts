@@ -1,6 +1,6 @@
 /**
  * CLI startup cost, beside a bare `node -e 0` measured in the same run (the floor):
- * - `cwic --help` (target: within 50 ms of the floor; issue 7);
+ * - `cwic --help` (target: within 50 ms of the floor: a CLI that feels instant);
  * - `cwic sandbox runner --help` (a nested command's help);
  * - `cwic sandbox runner get` against a running control plane (real Postgres, NATS and the
  *   compiled control plane, one cluster and one runner registered), beside the server's own

@@ -11,7 +11,7 @@ import type * as RunnerActions from './actions/runner';
 import type * as SandboxActions from './actions/sandbox';
 
 /**
- * Startup cost: `cwic --help` must cost little over a bare `node` (issue 7: within 50 ms). What
+ * Startup cost: `cwic --help` must cost little over a bare `node` (target: within 50 ms). What
  * prints help is only commander and the command declarations (`src/commands/*`); what a command
  * does (`src/actions/*`), and everything that brings in (yaml, the zod-based contracts, the policy
  * engine, the SDK, node:http, node:crypto), loads when that command runs.

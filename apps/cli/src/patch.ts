@@ -3,7 +3,7 @@ import { isRecord } from './input';
 /**
  * Turning a user's patch document into an update mask + body (pure; unit-tested).
  *
- * `cwic sandbox runner edit -f` semantics (seed 000 and the cwic README):
+ * `cwic sandbox runner edit -f` semantics (as the product's documentation and the cwic README describe them):
  * - only the paths the file names are updated; absent fields are left alone;
  * - an explicit `null` clears an optional setting (the path is in the mask, the body omits it);
  * - `spec.overrides`, `spec.maintenance_policy` and `policy` are replacement boundaries: the whole

@@ -29,7 +29,7 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
     expect(cluster.status).toBeLessThan(300);
     const created = await p.api('POST', '/v1/sandbox/managedRunners?requestId=dp-1', { identity: { runnerId: 'dp-1', zone: 'us-east-1', clusterId: cluster.json.id }, requestId: 'dp-1' });
     expect(created.status).toBeLessThan(300);
-    gw = await startAppProcess({ entry: GATEWAY_ENTRY, portVar: 'GATEWAY_PORT', env: { DATABASE_URL: await provisionGatewayRole(p.databaseUrl), ...(await p.nats.env('gateway')), GATEWAY_AUTH_CACHE_MS: '0', GATEWAY_LOG_LEVEL: 'error' } });
+    gw = await startAppProcess({ entry: GATEWAY_ENTRY, portVar: 'GATEWAY_PORT', env: { DATABASE_URL: await provisionGatewayRole(p.databaseUrl), ...(await p.nats.env('gateway')), GATEWAY_AUTH_CACHE_MS: '0', GATEWAY_GRPC_PORT: '0', GATEWAY_LOG_LEVEL: 'error' } });
     const state = mkdtempSync(join(tmpdir(), 'cwic-runner-'));
     runnerState = state;
     chmodSync(state, 0o755);

@@ -8,7 +8,7 @@ import { sh, startPlatform, type Platform } from './support/platform';
 import { TmuxSession } from './support/tmux';
 
 /**
- * What needs a real terminal (issue 7): `auth login` with the token typed at a hidden prompt,
+ * What needs a real terminal: `auth login` with the token typed at a hidden prompt,
  * the `create` and `edit` wizards (prompts, then `$EDITOR`, then confirmation), and the progress
  * line of a long wait, which must show on a terminal and stay out of pipes.
  */

@@ -1,4 +1,4 @@
-import type { CpRunnerV1, DeploymentSpec } from '@paddock/contracts';
+import type { CpRunnerV1, DeploymentSpec, RunnerConfigFileInput } from '@paddock/contracts';
 
 /**
  * The desired state of one runner, read from the control plane's published view `cp_runners_v1`
@@ -23,27 +23,16 @@ export interface DesiredRunner {
   deploymentSpec: DeploymentSpec;
 }
 
-/** What the runner reads from its config file (a mounted ConfigMap, or a file the local driver writes). */
-export interface RunnerConfigFile {
-  runnerId: string;
-  organizationId: string;
-  clusterId: string;
-  zone: string;
-  runnerGroupId: string;
-  revision: number;
-  policy: CpRunnerV1['policy'];
-  policyEtag: string;
-}
-
-export function runnerConfigOf(d: DesiredRunner): RunnerConfigFile {
+/**
+ * The runner's config file for `d` (contracts' `RunnerConfigFileSchema`, which the runner parses):
+ * a mounted ConfigMap, or the file the local driver writes (which adds the NATS settings).
+ */
+export function runnerConfigOf(d: DesiredRunner): RunnerConfigFileInput {
   return {
     runnerId: d.runnerId,
-    organizationId: d.organizationId,
-    clusterId: d.clusterId,
-    zone: d.zone,
-    runnerGroupId: d.runnerGroupId,
     revision: d.targetRevision,
     policy: d.policy,
-    policyEtag: d.policyEtag,
+    ...(d.policyEtag ? { policyEtag: d.policyEtag } : {}),
+    identity: { organizationId: d.organizationId, clusterId: d.clusterId, zone: d.zone, runnerGroupId: d.runnerGroupId },
   };
 }

@@ -5,6 +5,7 @@ import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { buildRunnerObjects, type KubeObject } from '../src/builders/runner.manifests';
+import { RunnerConfigFileSchema } from '@paddock/contracts';
 import type { DesiredRunner } from '../src/desired';
 
 const desired = (over: Partial<DesiredRunner> = {}): DesiredRunner => ({
@@ -102,5 +103,19 @@ describe('runner manifest builders', () => {
     const after = buildRunnerObjects(desired({ policy: { constraints: {} }, policyEtag: 'p2' }), { natsUrl: 'n' });
     const changed = before.filter((o, i) => JSON.stringify(o) !== JSON.stringify(after[i])).map((o) => o.kind);
     expect(changed).toEqual(['ConfigMap']);
+  });
+
+  it('the ConfigMap’s runner config file is what the runner reads: its schema parses it (unknown keys refused) with every identity field', () => {
+    const cm = buildRunnerObjects(desired(), { natsUrl: 'n' }).find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+    const [text] = Object.values(cm.data);
+    const file = RunnerConfigFileSchema.parse(JSON.parse(text ?? ''));
+    expect(file).toEqual({
+      runnerId: 'prod-us-east-1',
+      revision: 2,
+      policy: { displayName: 'default', constraints: { resources: { maxCpu: '4' } } },
+      policyEtag: 'p1',
+      identity: { organizationId: 'org-1', clusterId: 'c-1', zone: 'us-east-1', runnerGroupId: 'default' },
+      nats: {},
+    });
   });
 });

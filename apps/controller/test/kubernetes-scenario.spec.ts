@@ -24,7 +24,7 @@ import { parseEnv } from '../src/config';
 import { startController, type ControllerHandle } from '../src/controller';
 
 /**
- * Issue 6 on the Kubernetes API test server: a runner declared through the control plane is
+ * The Kubernetes deployment path on the Kubernetes API test server: a runner declared through the control plane is
  * deployed by the controller (real @kubernetes/client-node, server-side apply), reported READY,
  * fails on an untolerated taint with the seed's hint, recovers after a PATCH of spec.overrides,
  * rolls out an update, and leaves nothing behind when deleted.

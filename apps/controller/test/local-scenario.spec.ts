@@ -18,6 +18,7 @@ import {
   type ThrowawayPostgres,
 } from '@paddock/testing';
 import { credsInfo } from '@paddock/nats';
+import { RunnerConfigFileSchema } from '@paddock/contracts';
 import { parseEnv } from '../src/config';
 import { startController, type ControllerHandle } from '../src/controller';
 
@@ -119,12 +120,16 @@ describe('controller with the local driver and the real runner', () => {
     expect(alive(pid)).toBe(true);
   });
 
-  it('the runner gets no platform secret: its environment is an allow-list, its NATS user a 0600 file', async () => {
+  it('the runner gets no platform secret: its environment is an allow-list, its identity and NATS user in 0600 files', async () => {
     const environ = readFileSync(`/proc/${pidOf()}/environ`, 'utf8').split('\0').filter(Boolean);
     const names = environ.map((kv) => kv.slice(0, kv.indexOf('=')));
     const credsFile = join(stateDir, 'runners', 'local-a', 'nats.creds');
-    expect(environ).toContain(`NATS_CREDS=${credsFile}`);
-    for (const secret of ['PADDOCK_API_KEY', 'PADDOCK_BOOTSTRAP_TOKEN', 'DATABASE_URL', 'PADDOCK_CONTROL_PLANE_URL']) expect(names).not.toContain(secret);
+    const configFile = join(stateDir, 'runners', 'local-a', 'config.json');
+    for (const name of ['PADDOCK_API_KEY', 'PADDOCK_BOOTSTRAP_TOKEN', 'DATABASE_URL', 'PADDOCK_CONTROL_PLANE_URL', 'NATS_URL', 'NATS_CREDS']) expect(names).not.toContain(name);
+    // Written by the driver, read by the runner: one schema.
+    const config = RunnerConfigFileSchema.parse(JSON.parse(readFileSync(configFile, 'utf8')));
+    expect(config).toMatchObject({ runnerId: 'local-a', identity: { zone: 'local' }, nats: { credsFile } });
+    expect((statSync(configFile).mode & 0o777).toString(8)).toBe('600');
     const creds = readFileSync(credsFile, 'utf8');
     const jwt = credsInfo(creds).jwt;
     for (const kv of environ) {

@@ -17,6 +17,7 @@ import { migrateGatewayToLatest } from './db/migrate';
 import { registerUnaryExecFastPath } from './http/exec-fast-path';
 import { installConsoleCors } from './http/cors';
 import { registerExecWebSocket } from './http/exec-websocket';
+import { sandboxServiceHandler, serveConnectOnRestPort, startGrpcServer, type RunningGrpcServer } from './grpc/grpc-server';
 import { selectExecProtocol } from './http/websocket-bearer';
 import { AUTH, HEALTH, LIFECYCLE, METRICS, OPS, type HealthProbe } from './http/tokens';
 import { GatewayMetrics } from './observability/metrics';
@@ -38,6 +39,8 @@ import { StateEventsConsumer } from './sandboxes/state-events.consumer';
 export interface RunningGateway {
   app: NestFastifyApplication;
   url: string;
+  /** The coreweave.sandbox.v1 gRPC/Connect server (the SDKs' CWSANDBOX_BASE_URL). */
+  grpc: RunningGrpcServer;
   config: GatewayConfig;
   db: Kysely<GatewayDatabase>;
   nc: NatsConnection;
@@ -180,6 +183,8 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   });
   installConsoleCors(fastify, config.consoleOrigins);
   registerUnaryExecFastPath(fastify, auth, ops);
+  const sandboxService = sandboxServiceHandler({ auth, lifecycle, ops }, config.bodyLimitBytes);
+  serveConnectOnRestPort(fastify, sandboxService);
   await app.register(websocket, { options: { handleProtocols: selectExecProtocol } });
   registerExecWebSocket(fastify, auth, ops);
   const openapi = buildOpenApi(app);
@@ -190,6 +195,14 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   changes.start();
   events.start();
   await app.listen(config.port, config.host);
+  const grpc = await startGrpcServer(sandboxService, {
+    port: config.grpcPort,
+    host: config.host,
+    ...(config.grpcTls ? { tlsCertFile: config.grpcTls.certFile, tlsKeyFile: config.grpcTls.keyFile } : {}),
+  }).catch(async (e: unknown) => {
+    await app.close();
+    throw e;
+  });
   reconciler.start();
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -198,6 +211,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   return {
     app,
     url: `http://127.0.0.1:${port}`,
+    grpc,
     config,
     db,
     nc,
@@ -212,6 +226,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
       if (closed) return;
       closed = true;
       await reconciler.stop();
+      await grpc.close();
       heartbeats.stop();
       changes.stop();
       await app.close();

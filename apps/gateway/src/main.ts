@@ -10,6 +10,7 @@ async function main(): Promise<void> {
   log = gatewayLogger(config);
   const gw = await createGateway(config, { log });
   log.info('gateway listening', { url: gw.url, port: config.port });
+  log.info('gateway gRPC/Connect coreweave.sandbox.v1 listening', { url: gw.grpc.url, port: gw.grpc.port });
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

@@ -32,4 +32,13 @@ describe('gateway configuration', () => {
       'GATEWAY_CONSOLE_ORIGINS: must be origins like http://127.0.0.1:8080 (scheme, host, port; no path); cannot read "http://127.0.0.1:8080/console", "ftp://x", "*"',
     );
   });
+
+  it('serves gRPC on 8082 unless told otherwise, with TLS only when both certificate and key are given', () => {
+    expect(parseGatewayEnv(base).grpcPort).toBe(8082);
+    expect(parseGatewayEnv(base).grpcTls).toBeUndefined();
+    expect(parseGatewayEnv({ ...base, GATEWAY_GRPC_PORT: '0' }).grpcPort).toBe(0);
+    expect(parseGatewayEnv({ ...base, GATEWAY_GRPC_TLS_CERT: '/c.pem', GATEWAY_GRPC_TLS_KEY: '/k.pem' }).grpcTls).toEqual({ certFile: '/c.pem', keyFile: '/k.pem' });
+    expect(() => parseGatewayEnv({ ...base, GATEWAY_GRPC_TLS_CERT: '/c.pem' })).toThrow('GATEWAY_GRPC_TLS_CERT and GATEWAY_GRPC_TLS_KEY: set both (TLS) or neither (cleartext)');
+    expect(() => parseGatewayEnv({ ...base, GATEWAY_GRPC_PORT: '70000' })).toThrow(/GATEWAY_GRPC_PORT/);
+  });
 });

@@ -9,7 +9,7 @@ interface ErrorBody {
 }
 const reasonOf = (b: unknown): string | undefined => (b as ErrorBody).details?.find((d) => d.reason)?.reason;
 
-/** DeleteSandboxLogs (`DELETE /v1/sandboxes/{id}/logs`, SPEC §4.6) against real parts. */
+/** DeleteSandboxLogs (`DELETE /v1/sandboxes/{id}/logs`) against real parts. */
 describe('gateway: DeleteSandboxLogs', () => {
   const cluster = useCluster({ runnerIds: ['r-medium'] });
 

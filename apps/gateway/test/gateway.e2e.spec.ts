@@ -285,7 +285,7 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
     await sb.stop();
   });
 
-  it('unary exec through the gateway matches the SPEC shape', async () => {
+  it('unary exec through the gateway matches the product wire shape', async () => {
     const sb = await Sandbox.run(specWith('250m'), { client });
     const r = await http(c.gw.url, 'POST', `/v1/sandboxes/${sb.sandboxId}:exec`, c.token, { command: ['sh', '-c', 'printf abc; exit 2'] });
     expect(r.json).toMatchObject({ exitCode: 2, stdout: Buffer.from('abc').toString('base64'), stdoutTruncated: false, timedOut: false });

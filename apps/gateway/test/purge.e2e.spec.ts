@@ -22,7 +22,7 @@ interface ErrorBody {
 const ENDED = new Set(['STATE_COMPLETED', 'STATE_FAILED']);
 const violationsOf = (b: unknown) => (b as ErrorBody).details?.flatMap((d) => d.fieldViolations ?? []) ?? [];
 
-/** `POST /v1/sandboxes:purge` (PurgeSandboxes, SPEC §4.4) against real parts. */
+/** `POST /v1/sandboxes:purge` (PurgeSandboxes) against real parts. */
 describe('gateway :purge', () => {
   const cluster = useCluster({ runnerIds: ['r-medium'] });
   let c: Cluster;

@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { latencyStats, report, row, timeSequential, type BenchRow } from '@paddock/testing';
+import { latencyStats, report, row, timeSequential, type BenchRow, type LatencyStats } from '@paddock/testing';
 import type { BackendEvent, LaunchSpec } from '../src/backend/sandbox-backend';
 import { LocalBackend } from '../src/backend/local';
 
@@ -36,7 +36,7 @@ function cgroupCycle(root: string, i: number): void {
   for (const d of dirs) rmdirSync(d);
 }
 
-function spec(sandboxId: string): LaunchSpec {
+function spec(sandboxId: string, net: Pick<LaunchSpec, 'network' | 'egressCidrs'> = { network: 'none' }): LaunchSpec {
   return {
     sandboxId,
     organizationId: 'bench',
@@ -50,10 +50,47 @@ function spec(sandboxId: string): LaunchSpec {
     diskBytes: 32 << 20,
     openFilesMax: 1024,
     lifetimeSeconds: 600,
-    network: 'none',
     files: [],
     labels: {},
+    ...net,
   };
+}
+
+/** The three network kinds a launch can have: loopback only, unrestricted egress, CIDR grants. */
+const NETWORKS: { name: string; net: Pick<LaunchSpec, 'network' | 'egressCidrs'> }[] = [
+  { name: 'egress denied (bwrap netns, loopback only)', net: { network: 'none' } },
+  { name: 'egress allowed (own netns + veth + nft chain)', net: { network: 'host' } },
+  { name: 'CIDR grant (own netns + veth + nft chain)', net: { network: 'none', egressCidrs: [{ cidr: '203.0.113.0/24', except: [], ports: [{ protocol: 'TCP', port: 443 }] }] } },
+];
+
+const NET_LAUNCHES = Number(process.env.BENCH_NET_LAUNCHES ?? 100);
+
+async function netFloorAndLaunches(
+  backend: LocalBackend,
+  launchTimed: (id: string, net: Pick<LaunchSpec, 'network' | 'egressCidrs'>) => Promise<number>,
+): Promise<{ setup: LatencyStats; teardown: LatencyStats; launches: number[][] }> {
+  const net = backend.networks();
+  const setup: number[] = [];
+  const teardown: number[] = [];
+  for (let i = 0; i < NET_LAUNCHES + 10; i++) {
+    const t0 = process.hrtime.bigint();
+    await net.setup('floor', { kind: 'unrestricted' });
+    const t1 = process.hrtime.bigint();
+    await net.teardown('floor');
+    if (i >= 10) {
+      setup.push(Number(t1 - t0) / 1e6);
+      teardown.push(Number(process.hrtime.bigint() - t1) / 1e6);
+    }
+  }
+  const launches: number[][] = NETWORKS.map(() => []);
+  for (let i = 0; i < NET_LAUNCHES; i++) {
+    for (const [k, n] of NETWORKS.entries()) {
+      const id = `net-${k}-${i}`;
+      (launches[k] as number[]).push(await launchTimed(id, n.net));
+      await backend.reap(id, 'RUNNER_DELETED');
+    }
+  }
+  return { setup: latencyStats(setup), teardown: latencyStats(teardown), launches };
 }
 
 async function main(): Promise<void> {
@@ -64,10 +101,10 @@ async function main(): Promise<void> {
   backend.onEvent((e) => {
     if (e.state === 'STATE_RUNNING' || e.state === 'STATE_FAILED') waiters.get(e.sandboxId)?.(e);
   });
-  const launchTimed = async (id: string): Promise<number> => {
+  const launchTimed = async (id: string, net?: Pick<LaunchSpec, 'network' | 'egressCidrs'>): Promise<number> => {
     const t0 = process.hrtime.bigint();
     const running = new Promise<BackendEvent>((r) => waiters.set(id, r));
-    await backend.launch(spec(id));
+    await backend.launch(spec(id, net));
     const e = await running;
     if (e.state !== 'STATE_RUNNING') throw new Error(`${id}: ${e.reason} ${e.message}`);
     return Number(process.hrtime.bigint() - t0) / 1e6;
@@ -114,6 +151,19 @@ async function main(): Promise<void> {
     const s = latencyStats(seq);
     rows.push(row(`launch→RUNNING p50, ${LAUNCHES} sequential`, 'ms', [s.p50], { floor: { name: 'bwrap+cgroup p50', median: launchFloor }, target: '≤ 3× floor' }));
     rows.push(row(`launch→RUNNING p99, ${LAUNCHES} sequential`, 'ms', [s.p99], { floor: { name: 'bwrap+cgroup p99', median: launchFloorP99 } }));
+
+    // The network namespace's cost: launches of the three kinds interleaved (so they share the
+    // machine's load), beside the floor of the same netns + veth + nft setup done alone.
+    const nets = await netFloorAndLaunches(backend, launchTimed);
+    for (const [i, k] of NETWORKS.entries()) {
+      const st = latencyStats(nets.launches[i] as number[]);
+      const floorName = i === 0 ? 'bwrap+cgroup p50' : 'bwrap+cgroup p50 + netns setup p50';
+      rows.push(row(`launch→RUNNING p50, ${NET_LAUNCHES} sequential, ${k.name}`, 'ms', [st.p50], { floor: { name: floorName, median: launchFloor + (i === 0 ? 0 : nets.setup.p50) }, note: `p99 ${st.p99.toFixed(2)}` }));
+    }
+    rows.push(row('floor: netns + veth + nft chain setup alone p50', 'ms', [nets.setup.p50], { note: `p99 ${nets.setup.p99.toFixed(2)}; teardown p50 ${nets.teardown.p50.toFixed(2)}` }));
+    const denied = latencyStats(nets.launches[0] as number[]).p50;
+    rows.push(row('egress netns cost on launch→RUNNING p50 (allowed − denied)', 'ms', [latencyStats(nets.launches[1] as number[]).p50 - denied]));
+    rows.push(row('CIDR-grant netns cost on launch→RUNNING p50 (grant − denied)', 'ms', [latencyStats(nets.launches[2] as number[]).p50 - denied]));
 
     // A burst of concurrent launches.
     const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => launchTimed(`burst-${i}`)));

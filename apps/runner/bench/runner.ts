@@ -97,10 +97,13 @@ async function main(): Promise<void> {
   await nc.flush();
   const stateReached = (sandboxId: string, state: SandboxState): Promise<void> =>
     new Promise((resolve) => waiters.set(`${sandboxId}/${state}`, resolve));
-  const spec = {
+  const spec: { containers: { name: string; image: string; resources: { cpu: string; memory: string } }[]; maxLifetimeSeconds: number; network?: { denyEgress: boolean } } = {
     containers: [{ name: 'main', image: 'paddock/base', resources: { cpu: '100m', memory: '64Mi' } }],
     maxLifetimeSeconds: 600,
   };
+  // The default policy allows egress (the sandbox's own netns + veth + nft chain); denied egress
+  // keeps bwrap's own loopback-only namespace. Both are measured, interleaved.
+  const deniedSpec = { ...spec, network: { denyEgress: true } };
   let n = 0;
   const createToRunning = async (withSpec: typeof spec = spec): Promise<number> => {
     const id = `b${++n}`;
@@ -129,11 +132,15 @@ async function main(): Promise<void> {
   progress(`floors done; ${CREATES} sequential creates`);
   // create → RUNNING, sequential (each sandbox is stopped before the next, so the runner stays small).
   const seq: number[] = [];
+  const seqDenied: number[] = [];
   for (let i = 0; i < CREATES; i++) {
     seq.push(await createToRunning());
     await stopAll();
+    seqDenied.push(await createToRunning(deniedSpec));
+    await stopAll();
   }
   const seqStats = latencyStats(seq);
+  const deniedStats = latencyStats(seqDenied);
 
   progress(`burst of ${BURST}`);
   // create → RUNNING under a burst of concurrent creates.
@@ -170,11 +177,17 @@ async function main(): Promise<void> {
     row(`create → RUNNING p50 (${CREATES} sequential)`, 'ms', [seqStats.p50], {
       floor: { name: 'bwrap spawn p50 + NATS rr p50', median: bwrap.p50 + natsRr.p50 },
       target: '≤ 3× floor',
+      note: 'default policy: egress allowed, so the sandbox gets its own netns + veth + nft chain',
     }),
     row(`create → RUNNING p99 (${CREATES} sequential)`, 'ms', [seqStats.p99], {
       floor: { name: 'bwrap spawn p99 + NATS rr p99', median: bwrap.p99 + natsRr.p99 },
       target: '< 60 ms',
     }),
+    row(`create → RUNNING p50 (${CREATES} sequential), egress denied (loopback-only netns)`, 'ms', [deniedStats.p50], {
+      floor: { name: 'bwrap spawn p50 + NATS rr p50', median: bwrap.p50 + natsRr.p50 },
+      note: `p99 ${deniedStats.p99.toFixed(2)}`,
+    }),
+    row('egress netns cost on create → RUNNING p50 (default egress − denied)', 'ms', [seqStats.p50 - deniedStats.p50]),
     row(`create → RUNNING p50 (burst of ${BURST})`, 'ms', [burst.p50], { floor: { name: 'bwrap spawn p50', median: bwrap.p50 } }),
     row(`create → RUNNING p99 (burst of ${BURST})`, 'ms', [burst.p99], { floor: { name: 'bwrap spawn p99', median: bwrap.p99 } }),
     row(`backend exec true, direct (no NATS) p50, 1-CPU sandbox`, 'ms', [direct.p50]),

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { RunnerModule } from './app.module';
 import { parseRunnerEnv } from './config/env';
-import { optionsFromEnv } from './config/options';
+import { initialConfigFile, natsSettings, optionsFromEnv } from './config/options';
 import { createBackend } from './backend/create-backend';
 import { decommission } from './decommission';
 import { exitOnInvalidEnvironment, nestLoggerFor, type ServiceLogger } from '@paddock/kit';
@@ -23,18 +23,19 @@ async function main(): Promise<void> {
   }
   log = runnerLogger(parsed.env.LOG_LEVEL, parsed.env.LOG_FORMAT);
   if (parsed.env.PADDOCK_RUNNER_MODE === 'decommission') {
-    const runnerId = parsed.env.PADDOCK_RUNNER_ID;
+    const file = await initialConfigFile(parsed.env);
+    const runnerId = parsed.env.PADDOCK_RUNNER_ID ?? file?.runnerId;
     if (!runnerId) {
-      log.fatal('decommission needs PADDOCK_RUNNER_ID');
+      log.fatal('decommission needs PADDOCK_RUNNER_ID (or runnerId in the config file)');
       process.exit(2);
     }
+    const organizationId = parsed.env.PADDOCK_ORGANIZATION_ID ?? file?.identity.organizationId;
     const code = await decommission({
       backend: createBackend(parsed.env, runnerId),
       runnerId,
-      organizationId: parsed.env.PADDOCK_ORGANIZATION_ID,
-      natsUrl: parsed.env.NATS_URL,
+      ...(organizationId ? { organizationId } : {}),
+      ...natsSettings(parsed.env, file),
       reason: parsed.env.PADDOCK_DECOMMISSION_REASON,
-      natsCredsFile: parsed.env.NATS_CREDS,
       log: log.info,
     });
     process.exit(code);

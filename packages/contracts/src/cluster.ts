@@ -15,7 +15,7 @@ export type Cluster = z.infer<typeof ClusterSchema>;
 
 /** DNS-label style, like Kubernetes object names. */
 export const CLUSTER_NAME_PATTERN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-/** Zones are lowercase (`zone must be lowercase`, SPEC §2.11), e.g. `us-east-04a`. */
+/** Zones are lowercase (`zone must be lowercase`), e.g. `us-east-04a`. */
 export const ZONE_PATTERN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export const RegisterClusterRequestSchema = z.object({

@@ -19,5 +19,6 @@ export * from './runner-env';
 export * from './nats-credentials';
 export * from './api-token';
 export * from './published-views';
+export * from './runner-config-file';
 export * from './request-id';
 export * from './labels';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RunnerInstallStatusSchema } from './enums';
 
-/** Structured install failure, shown on the runner as `installError` (seed 000). */
+/** Structured install failure, shown on the runner as `installError`. */
 export const InstallErrorSchema = z.object({
   reason: z.string().min(1),
   message: z.string(),

@@ -9,7 +9,7 @@ import { InstallErrorSchema } from './install-report';
 import { PolicySchema } from './policy';
 
 /**
- * The v1 `ManagedRunner` resource of `/v1/sandbox/managedRunners` (SPEC §2.3, seeds 000/003), in the
+ * The v1 `ManagedRunner` resource of `/v1/sandbox/managedRunners`, in the
  * camelCase JSON the API speaks. Request bodies may also arrive in the snake_case spelling of the
  * CLI's YAML; the control plane converts them with `snakeToCamelDeep` before these schemas run.
  *
@@ -30,7 +30,7 @@ import { PolicySchema } from './policy';
 /** A runner id: human-readable, operator-assigned, unique in its organization; a DNS label. */
 export const RUNNER_ID_PATTERN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export const DEFAULT_RUNNER_GROUP_ID = 'default';
-/** `requestId` idempotency tokens are at most 128 UTF-8 bytes (SPEC §9.6). */
+/** `requestId` idempotency tokens are at most 128 UTF-8 bytes. */
 export const REQUEST_ID_MAX_BYTES = 128;
 
 export const MaintenanceWindowSchema = z.strictObject({
@@ -295,7 +295,7 @@ export type RunnerRevision = z.infer<typeof RunnerRevisionSchema>;
 export const ListRunnerRevisionsResponseSchema = z.object({ revisions: z.array(RunnerRevisionSchema) });
 export type ListRunnerRevisionsResponse = z.infer<typeof ListRunnerRevisionsResponseSchema>;
 
-/** Legacy v1beta2: a profile template bound to a runner (SPEC §2.12). */
+/** Legacy v1beta2: a profile template bound to a runner. */
 export const ProfileBindingSchema = z.strictObject({
   profileTemplateId: z.string().min(1),
   profileName: z.string().optional(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The runner policy document (SPEC §3.1/§3.2), camelCase JSON. Every group is optional; `{}` is the
+ * The runner policy document, camelCase JSON. Every group is optional; `{}` is the
  * valid, fully permissive posture.
  *
  * This schema is deliberately STRUCTURAL: it checks types and shapes only. The semantic rules

@@ -5,7 +5,11 @@
  * runner, or through it a sandbox. Credentials travel as paths of files the runner alone can read.
  */
 
-/** Set by the driver for each runner (identity, files, NATS). */
+/**
+ * What a driver may set for each runner (identity, files, NATS). The Kubernetes driver sets them
+ * on the pod; the local driver sets where the config file and state are, and puts identity and
+ * NATS settings in the config file (0600) instead, so the runner's children inherit none of them.
+ */
 export const RUNNER_DRIVER_ENV = [
   'NATS_URL',
   'NATS_CREDS',
@@ -42,6 +46,7 @@ export const RUNNER_HOST_SETTINGS_ENV = [
   'PADDOCK_SANDBOX_USER_NAMESPACES',
   'PADDOCK_HEARTBEAT_INTERVAL_MS',
   'PADDOCK_STREAM_IDLE_TIMEOUT_MS',
+  'PADDOCK_IMAGE_ALIASES',
   /** The runner's log level and format (JSON lines unless `pretty`). */
   'LOG_LEVEL',
   'LOG_FORMAT',

@@ -12,7 +12,7 @@ import type { RunnerRpcOp } from './subjects';
  *
  * Request/reply: the request body is the op's JSON request; the reply body is a
  * {@link RunnerRpcReply}: `{ ok: true, result }` or `{ ok: false, error: ApiErrorBody }` (the shape of
- * `PaddockError.toBody()`, reason codes of SPEC §4.15). Subjects come from
+ * `PaddockError.toBody()`, the product's reason codes). Subjects come from
  * `subjects.runnerRpc(runnerId, op)`; the runner serves them in `queueGroups.runner(runnerId)`.
  *
  * Streams: the caller picks a `streamId`, subscribes to `subjects.streamFromRunner(runnerId, streamId)`

@@ -6,7 +6,7 @@ import {
 } from '../src/policy';
 
 describe('PolicySchema (structural)', () => {
-  it('accepts the empty policy and the SPEC §3.7 GPU example, normalizing int64 strings', () => {
+  it('accepts the empty policy and the documented GPU example, normalizing int64 strings', () => {
     expect(PolicySchema.parse({})).toEqual({});
     const p = PolicySchema.parse({
       displayName: 'Data science, GPU',

@@ -21,6 +21,8 @@ export interface CompiledPolicy {
   cpuCeiling?: number;
   memoryCeiling?: number;
   requireLimits: boolean;
+  /** cpu and memory bounds side by side, so one checker serves both dimensions (same shape). */
+  bounds: { cpu: DimensionBounds; memory: DimensionBounds };
   /** Raw strings for messages. */
   raw: Record<string, string>;
   registries: string[];
@@ -59,6 +61,18 @@ export interface CompiledPolicy {
     containers: { name: string; cpuMillis: number; memoryBytes: number }[];
     podSpec: Record<string, unknown>;
   };
+}
+
+/** One dimension's bounds in base units, and as written in the policy (for messages). */
+export interface DimensionBounds {
+  max: number | undefined;
+  min: number | undefined;
+  ceiling: number | undefined;
+  default: number | undefined;
+  maxRaw: string | undefined;
+  minRaw: string | undefined;
+  ceilingRaw: string | undefined;
+  defaultRaw: string | undefined;
 }
 
 export type CompileResult =
@@ -126,6 +140,17 @@ export function memoized(memo: Map<string, boolean>, key: string, compute: () =>
   return v;
 }
 
+const NO_BOUNDS: DimensionBounds = Object.freeze({
+  max: undefined,
+  min: undefined,
+  ceiling: undefined,
+  default: undefined,
+  maxRaw: undefined,
+  minRaw: undefined,
+  ceilingRaw: undefined,
+  defaultRaw: undefined,
+});
+
 function build(policy: Policy): CompiledPolicy {
   const c = policy.constraints ?? {};
   const r = c.resources ?? {};
@@ -142,6 +167,7 @@ function build(policy: Policy): CompiledPolicy {
   const compiled: CompiledPolicy = {
     policy,
     requireLimits: r.requireLimits === true,
+    bounds: { cpu: NO_BOUNDS, memory: NO_BOUNDS },
     raw,
     registries: c.image?.allowedRegistries ?? [],
     images: c.image?.allowedImages ?? [],
@@ -184,6 +210,17 @@ function build(policy: Policy): CompiledPolicy {
   set('memoryCeiling', q(r.memoryCeiling, false));
   set('maxGpuCount', r.maxGpuCount);
   set('maxVolumeBytes', q(c.volumes?.maxSize, false));
+  const bounds = (dim: 'Cpu' | 'Memory'): DimensionBounds => ({
+    max: compiled[`max${dim}`],
+    min: compiled[`min${dim}`],
+    ceiling: compiled[`${dim === 'Cpu' ? 'cpu' : 'memory'}Ceiling`],
+    default: compiled[`default${dim}`],
+    maxRaw: raw[`max${dim}`],
+    minRaw: raw[`min${dim}`],
+    ceilingRaw: raw[`${dim === 'Cpu' ? 'cpu' : 'memory'}Ceiling`],
+    defaultRaw: raw[`default${dim}`],
+  });
+  compiled.bounds = { cpu: bounds('Cpu'), memory: bounds('Memory') };
   if (s.defaultCpuRuntimeClass) compiled.defaultCpuRuntimeClass = s.defaultCpuRuntimeClass;
   if (s.defaultGpuRuntimeClass) compiled.defaultGpuRuntimeClass = s.defaultGpuRuntimeClass;
   return compiled;

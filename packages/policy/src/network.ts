@@ -2,6 +2,7 @@ import type { EgressRule, PortProtocol, TenantScope } from '@paddock/contracts';
 import { PORT_PROTOCOLS, TENANT_SCOPES } from '@paddock/contracts';
 import { type Interval, type ParsedCidr } from './cidr';
 import * as m_cidr from './cidr';
+import { CIDR_BLOCK, EGRESS_RULE, INGRESS_RULE, PORT, SELECTOR } from './spec/fields';
 import { type Sink } from './violations';
 import * as m_violations from './violations';
 
@@ -46,21 +47,12 @@ export interface NormRule {
   rule: EgressRule;
 }
 
-const EGRESS_KEYS = new Set([
-  'cidr',
-  'httpsHostname',
-  'dnsName',
-  'tenant',
-  'any',
-  'selector',
-  'ports',
-  'httpsHostnameExcept',
-  'dnsNameExcept',
-]);
-const INGRESS_KEYS = new Set(['cidr', 'tenant', 'any', 'ports']);
-const CIDR_KEYS = new Set(['cidr', 'except']);
-const SELECTOR_KEYS = new Set(['podLabels', 'namespaceLabels']);
-const PORT_KEYS = new Set(['protocol', 'port', 'endPort']);
+// Rule key sets come from the contract's zod schemas (see spec/fields.ts).
+const EGRESS_KEYS = EGRESS_RULE.keys;
+const INGRESS_KEYS = INGRESS_RULE.keys;
+const CIDR_KEYS = CIDR_BLOCK.keys;
+const SELECTOR_KEYS = SELECTOR.keys;
+const PORT_KEYS = PORT.keys;
 const PROTOCOLS = new Set<string>(PORT_PROTOCOLS);
 const TENANTS = new Set<string>(TENANT_SCOPES);
 
@@ -242,27 +234,36 @@ function checkCidrText(
     return undefined;
   }
   const policySide = side !== 'sandbox' && side !== 'sandboxIngress';
-  if (policySide && c.ipv4Mapped) {
+  if (policySide && !checkCanonicalCidr(c, v, path, sink)) return undefined;
+  return c;
+}
+
+/**
+ * A policy writes each CIDR in its one canonical form: the plain IPv4 prefix (not IPv4-mapped)
+ * and the network address (no host bits), so envelopes compare and display unambiguously.
+ */
+export function checkCanonicalCidr(c: ParsedCidr, text: string, path: string, sink: Sink): boolean {
+  if (c.ipv4Mapped) {
     addViolation(
       sink,
       path,
       'ipv4_mapped_cidr',
-      `IPv4-mapped CIDR ${show(v)}: use the plain IPv4 prefix`,
-      { requested: v },
+      `IPv4-mapped CIDR ${show(text)}: use the plain IPv4 prefix`,
+      { requested: text },
     );
-    return undefined;
+    return false;
   }
-  if (policySide && !c.isCanonical) {
+  if (!c.isCanonical) {
     addViolation(
       sink,
       path,
       'non_canonical_cidr',
-      `Non-canonical CIDR ${show(v)}: Use the canonical network prefix "${c.canonical}".`,
-      { requested: v, limit: c.canonical },
+      `Non-canonical CIDR ${show(text)}: Use the canonical network prefix "${c.canonical}".`,
+      { requested: text, limit: c.canonical },
     );
-    return undefined;
+    return false;
   }
-  return c;
+  return true;
 }
 
 function checkCidrBlock(

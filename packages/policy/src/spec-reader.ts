@@ -4,7 +4,7 @@ import * as m_network from './network';
 
 // Hot-path helpers bound once: transpilers (tsx/esbuild) turn imported names into getter
 // calls on every use, which cost ~10% of a resolution. Locals are plain calls.
-const { addViolation, join, joinKey, mapKey, show, typeName } = m_violations;
+const { addViolation, idx, join, joinKey, mapKey, show, typeName } = m_violations;
 const { isObj } = m_network;
 
 /**
@@ -170,4 +170,26 @@ export function readArray(
     return undefined;
   }
   return v as unknown[];
+}
+
+/** A list of objects (passed through by the engine, shape-checked so the contract holds). */
+export function readRecordList(
+  obj: Record<string, unknown>,
+  key: string,
+  path: string,
+  sink: Sink,
+): Record<string, unknown>[] | undefined {
+  const v = obj[key];
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v)) {
+    addViolation(sink, join(path, key), 'type', `expected a list of objects, got ${typeName(v)}`);
+    return undefined;
+  }
+  for (let i = 0; i < v.length; i++) {
+    if (!isObj(v[i])) {
+      addViolation(sink, idx(join(path, key), i), 'type', `expected an object, got ${typeName(v[i])}`);
+      return undefined;
+    }
+  }
+  return v as Record<string, unknown>[];
 }

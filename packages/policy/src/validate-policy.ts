@@ -7,9 +7,16 @@ import {
   PolicySchema,
 } from '@paddock/contracts';
 import { parseCidr, type ParsedCidr } from './cidr';
-import { checkRules, describeRule, isObj, ruleContained, type NormRule } from './network';
+import {
+  checkCanonicalCidr,
+  checkRules,
+  describeRule,
+  isObj,
+  ruleContained,
+  type NormRule,
+} from './network';
 import { parseCpuMillis, parseMemoryBytes } from './quantity';
-import { addViolation, idx, join, show, sortViolations, type Sink } from './violations';
+import { addViolation, idx, join, neverThrows, show, sortViolations, type Sink } from './violations';
 
 /**
  * Policy validation (issue 2 point 1): structure through the contracts' zod schema, then every
@@ -303,26 +310,22 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
     }
     const img = c.image;
     if (img) {
-      img.allowedRegistries?.forEach((s, i) => {
-        if (s.trim() === '' || /\s/.test(s)) {
-          addViolation(
-            sink,
-            `constraints.image.allowedRegistries[${i}]`,
-            'invalid_value',
-            `invalid registry prefix ${show(s)}`,
-          );
-        }
-      });
-      img.allowedImages?.forEach((s, i) => {
-        if (s.trim() === '' || /\s/.test(s)) {
-          addViolation(
-            sink,
-            `constraints.image.allowedImages[${i}]`,
-            'invalid_value',
-            `invalid image reference ${show(s)}`,
-          );
-        }
-      });
+      const lists = [
+        ['allowedRegistries', img.allowedRegistries, 'registry prefix'],
+        ['allowedImages', img.allowedImages, 'image reference'],
+      ] as const;
+      for (const [key, list, what] of lists) {
+        list?.forEach((s, i) => {
+          if (s.trim() === '' || /\s/.test(s)) {
+            addViolation(
+              sink,
+              `constraints.image.${key}[${i}]`,
+              'invalid_value',
+              `invalid ${what} ${show(s)}`,
+            );
+          }
+        });
+      }
     }
     const n = c.network;
     if (n) {
@@ -505,23 +508,9 @@ function checkSourceAllowlist(cidrs: string[], path: string, sink: Sink): void {
     const ip = idx(path, i);
     if (!c) {
       addViolation(sink, ip, 'invalid_cidr', `Invalid CIDR ${show(text)}`, { requested: text });
-    } else if (c.ipv4Mapped) {
-      addViolation(
-        sink,
-        ip,
-        'ipv4_mapped_cidr',
-        `IPv4-mapped CIDR ${show(text)}: use the plain IPv4 prefix`,
-        { requested: text },
-      );
-    } else if (!c.isCanonical) {
-      addViolation(
-        sink,
-        ip,
-        'non_canonical_cidr',
-        `Non-canonical CIDR ${show(text)}: Use the canonical network prefix "${c.canonical}".`,
-        { requested: text, limit: c.canonical },
-      );
-    } else parsed.push({ text, c, at: i });
+    } else if (checkCanonicalCidr(c, text, ip, sink)) {
+      parsed.push({ text, c, at: i });
+    }
   });
   if (parsed.length > MAX_SOURCE_IP_CIDRS) return; // already refused; skip the quadratic check
   for (let i = 0; i < parsed.length; i++) {
@@ -570,21 +559,7 @@ function addBestEffortSemantics(doc: Record<string, unknown>, sink: Sink): void 
 
 /** Validates a camelCase policy document (already parsed from JSON/YAML). Never throws. */
 export function validatePolicy(doc: unknown): ValidatePolicyResult {
-  try {
-    return validatePolicyUnsafe(doc);
-  } catch (e) {
-    // Defence in depth: a bug must surface as a named violation, never as an exception.
-    return {
-      ok: false,
-      violations: [
-        {
-          field: 'policy',
-          rule: 'internal_error',
-          description: `policy could not be validated: ${e instanceof Error ? e.message : String(e)}`,
-        },
-      ],
-    };
-  }
+  return neverThrows('policy', 'policy could not be validated', validatePolicyUnsafe, doc);
 }
 
 function validatePolicyUnsafe(doc: unknown): ValidatePolicyResult {

@@ -156,3 +156,29 @@ export function typeName(v: unknown): string {
   if (Array.isArray(v)) return 'array';
   return typeof v;
 }
+
+/**
+ * Defence in depth for the engine's entry points: an engine bug must surface as a named
+ * violation (`internal_error` on `field`), never as an exception.
+ */
+export function neverThrows<A, T>(
+  field: string,
+  what: string,
+  run: (arg: A) => T,
+  arg: A,
+): T | { ok: false; violations: FieldViolation[] } {
+  try {
+    return run(arg);
+  } catch (e) {
+    return {
+      ok: false,
+      violations: [
+        {
+          field,
+          rule: 'internal_error',
+          description: `${what}: ${e instanceof Error ? e.message : String(e)}`,
+        },
+      ],
+    };
+  }
+}

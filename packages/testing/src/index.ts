@@ -7,3 +7,5 @@ export { REPO_ROOT, buildPackages, startAppProcess, startControlPlaneProcess, co
 export { seedRunnerYaml } from './seeds';
 export { processesUsing, removeStateDir } from './state-dirs';
 export { DB_ACCESS_ENTRY, provisionGatewayRole, provisionControllerRole } from './db-roles';
+export { credsSecrets, secretScanArgv, type SecretScanInput, type SecretScanReport } from './secret-scan';
+export { TCP_PROBE_PY, tcpProbeArgv, probeFromHost, hostListener, hostAddress, type Reach } from './sandbox-probes';

@@ -1,5 +1,5 @@
 /**
- * The `runner.yaml` of seed 003, verbatim, with `[CLUSTER-NAME]` filled in when a name is given
+ * The `runner.yaml` from the product's install documentation, verbatim, with `[CLUSTER-NAME]` filled in when a name is given
  * (as `cwic sandbox runner create ... -f runner.yaml` reads it). One copy for every suite that
  * runs the seed's commands.
  */

@@ -10,7 +10,7 @@ const enc = encodeURIComponent;
 
 export async function policyGet(ctx: Ctx, runnerId: string, opts: { output?: string }): Promise<void> {
   const r = await fetchRunner(ctx, runnerId);
-  // Exported without its etag on purpose (seed 000): use `edit --print-template` to pin one.
+  // Exported without its etag on purpose (the product's documented behaviour, so an export never pins a stale version): use `edit --print-template` to pin one.
   if (opts.output === 'json') return ctx.out(toJson(r.policy));
   const { camelToSnakeDeep } = await loadCase();
   ctx.out(r.policy === null ? 'null' : toYaml(opts.output === 'yaml-camel' ? r.policy : camelToSnakeDeep(r.policy)));

@@ -54,7 +54,7 @@ function parseAffinity(json: string | undefined): unknown {
   if (!json) return undefined;
   try {
     const v: unknown = JSON.parse(json);
-    // `{}` clears every rule (seed 001): an empty affinity object is valid Kubernetes.
+    // `{}` clears every rule (documented product behaviour): an empty affinity object is valid Kubernetes.
     return typeof v === 'object' && v !== null ? v : undefined;
   } catch {
     return undefined;

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runnerInheritedEnv } from '@paddock/contracts';
+import { runnerInheritedEnv, type RunnerConfigFileInput } from '@paddock/contracts';
 import { writeSecretFile } from '@paddock/nats';
 import { runnerConfigOf, type DesiredRunner } from '../desired';
 import type { RunnerCredentialSource } from '../runner-credentials';
@@ -111,26 +111,39 @@ export class LocalDriver implements ClusterDriver {
   /**
    * A runner's whole environment, built here and nowhere else: the machine's basics and the runner
    * host settings (an allow-list, never the controller's own environment, which holds its API
-   * token and database URL), the NATS server, the path of its credentials file, and `extra`.
+   * token and database URL), where its config file and state are, and `extra`. Its identity, NATS
+   * server and credentials file are in the config file (0600), not here: a process's environment
+   * is what its children inherit.
    */
-  private runnerEnv(credsFile: string | undefined, extra: Record<string, string>): Record<string, string> {
+  private runnerEnv(runnerId: string, extra: Record<string, string>): Record<string, string> {
+    const dir = this.dir(runnerId);
     return {
       ...runnerInheritedEnv(process.env),
       ...this.opts.env,
-      NATS_URL: this.opts.natsUrl,
-      ...(credsFile ? { NATS_CREDS: credsFile } : {}),
+      PADDOCK_RUNNER_BACKEND: 'local',
+      PADDOCK_RUNNER_CONFIG: join(dir, 'config.json'),
+      PADDOCK_RUNNER_STATE_DIR: join(dir, 'state'),
       ...extra,
     };
   }
 
+  /** Writes the runner's config file (0600, replaced atomically, only on change: the runner watches it). */
+  private writeConfig(d: DesiredRunner, credsFile: string | undefined): void {
+    const file: RunnerConfigFileInput = {
+      ...runnerConfigOf(d),
+      nats: { url: this.opts.natsUrl, ...(credsFile ? { credsFile } : {}) },
+    };
+    const configFile = join(this.dir(d.runnerId), 'config.json');
+    const config = `${JSON.stringify(file, null, 2)}\n`;
+    if (!existsSync(configFile) || readFileSync(configFile, 'utf8') !== config) this.writeAtomic(configFile, config);
+  }
+
   async apply(d: DesiredRunner): Promise<void> {
     const dir = this.dir(d.runnerId);
-    mkdirSync(dir, { recursive: true });
-    const credsFile = await this.ensureCreds(d.runnerId);
-    const configFile = join(dir, 'config.json');
-    const config = `${JSON.stringify(runnerConfigOf(d), null, 2)}\n`;
-    // Rewrite only on change: the runner watches this file, and rename keeps the swap atomic.
-    if (!existsSync(configFile) || readFileSync(configFile, 'utf8') !== config) this.writeAtomic(configFile, config);
+    // 0711: bwrap runs as the sandbox user and must traverse to the sandboxes under state/; the
+    // credentials and config files in here are 0600.
+    mkdirSync(dir, { recursive: true, mode: 0o711 });
+    this.writeConfig(d, await this.ensureCreds(d.runnerId));
     const rec = this.readRecord(d.runnerId);
     if (rec && alive(rec.pid)) {
       if (rec.revision === d.targetRevision && rec.uid === d.uid) return;
@@ -142,16 +155,7 @@ export class LocalDriver implements ClusterDriver {
     const child = spawn(process.execPath, [this.opts.runnerEntry], {
       detached: true,
       stdio: ['ignore', log, log],
-      env: this.runnerEnv(credsFile, {
-        PADDOCK_RUNNER_ID: d.runnerId,
-        PADDOCK_ORGANIZATION_ID: d.organizationId,
-        PADDOCK_CLUSTER_ID: d.clusterId,
-        PADDOCK_ZONE: d.zone,
-        PADDOCK_RUNNER_GROUP_ID: d.runnerGroupId,
-        PADDOCK_RUNNER_BACKEND: 'local',
-        PADDOCK_RUNNER_CONFIG: configFile,
-        PADDOCK_RUNNER_STATE_DIR: join(dir, 'state'),
-      }),
+      env: this.runnerEnv(d.runnerId, {}),
     });
     closeSync(log);
     child.unref();
@@ -262,17 +266,15 @@ export class LocalDriver implements ClusterDriver {
 
   /** Runs the runner binary in decommission mode over the runner's folder (config, state). */
   private async runDecommission(runnerId: string, reason: 'RUNNER_DELETED' | 'RUNNER_STOPPED'): Promise<number> {
-    const dir = this.dir(runnerId);
-    // Fresh credentials if it can (to publish the sandboxes' ends); reaping goes on without.
-    const credsFile = await this.ensureCreds(runnerId).catch(() => undefined);
+    // Fresh credentials if it can (to publish the sandboxes' ends); reaping goes on without. The
+    // config file it reads them from names them already.
+    await this.ensureCreds(runnerId).catch(() => undefined);
     return new Promise((resolve) => {
       const child = spawn(process.execPath, [this.opts.runnerEntry], {
         stdio: 'ignore',
-        env: this.runnerEnv(credsFile, {
+        env: this.runnerEnv(runnerId, {
+          // The id names its state (cgroups) even when the config file is gone.
           PADDOCK_RUNNER_ID: runnerId,
-          PADDOCK_RUNNER_CONFIG: join(dir, 'config.json'),
-          PADDOCK_RUNNER_STATE_DIR: join(dir, 'state'),
-          PADDOCK_RUNNER_BACKEND: 'local',
           PADDOCK_RUNNER_MODE: 'decommission',
           PADDOCK_DECOMMISSION_REASON: reason,
         }),

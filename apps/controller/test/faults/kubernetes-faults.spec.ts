@@ -26,7 +26,7 @@ import { CountingProxy } from '../support/counting-proxy';
 import { driftOf } from '../support/drift';
 
 /**
- * RELIABILITY §7.3 on the Kubernetes API test server, with the compiled controller as a real child
+ * Controller faults (API errors, watch drops, conflicts) on the Kubernetes API test server, with the compiled controller as a real child
  * process: K-1 (SIGKILL at random points during runner changes → zero drift), K-2 (paused leader's
  * late writes refused), K-3 (410 storm: reconcile is level-based, no watch to lose), K-5 (another
  * field manager fights over owned fields: taken back without flapping). K-6 is in the scenario.

@@ -1,5 +1,5 @@
 import { parseCidr } from '@paddock/policy';
-import { requireEnvironment } from '@paddock/kit';
+import { InvalidEnvironmentError, requireEnvironment } from '@paddock/kit';
 import { z } from 'zod';
 import { parseConsoleOrigins } from '../http/cors';
 
@@ -12,6 +12,11 @@ const ms = (def: number) => z.coerce.number().int().nonnegative().default(def);
 export const GatewayEnvSchema = z.object({
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   GATEWAY_HOST: z.string().default('0.0.0.0'),
+  /** Port of the coreweave.sandbox.v1 gRPC/Connect server (same host as REST); 0 = any free port. */
+  GATEWAY_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(8082),
+  /** PEM certificate and key of the gRPC server: both set = TLS, neither = cleartext (h2c). */
+  GATEWAY_GRPC_TLS_CERT: z.string().min(1).optional(),
+  GATEWAY_GRPC_TLS_KEY: z.string().min(1).optional(),
   DATABASE_URL: z.string().min(1, 'DATABASE_URL is required'),
   NATS_URL: z.string().min(1, 'NATS_URL is required'),
   /** Path of the gateway's NATS credentials (`.creds`, mode 0600); unset = no credentials. */
@@ -79,6 +84,8 @@ const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 export interface GatewayConfig {
   port: number;
   host: string;
+  grpcPort: number;
+  grpcTls?: { certFile: string; keyFile: string };
   databaseUrl: string;
   natsUrl: string;
   natsCredsFile?: string;
@@ -98,9 +105,16 @@ export interface GatewayConfig {
 
 export function parseGatewayEnv(env: Record<string, string | undefined>): GatewayConfig {
   const e = requireEnvironment(GatewayEnvSchema, env, 'gateway');
+  if (Boolean(e.GATEWAY_GRPC_TLS_CERT) !== Boolean(e.GATEWAY_GRPC_TLS_KEY)) {
+    throw new InvalidEnvironmentError('invalid gateway configuration:\n  - GATEWAY_GRPC_TLS_CERT and GATEWAY_GRPC_TLS_KEY: set both (TLS) or neither (cleartext)', [
+      'GATEWAY_GRPC_TLS_CERT and GATEWAY_GRPC_TLS_KEY: set both (TLS) or neither (cleartext)',
+    ]);
+  }
   return {
     port: e.GATEWAY_PORT,
     host: e.GATEWAY_HOST,
+    grpcPort: e.GATEWAY_GRPC_PORT,
+    ...(e.GATEWAY_GRPC_TLS_CERT && e.GATEWAY_GRPC_TLS_KEY ? { grpcTls: { certFile: e.GATEWAY_GRPC_TLS_CERT, keyFile: e.GATEWAY_GRPC_TLS_KEY } } : {}),
     databaseUrl: e.DATABASE_URL,
     natsUrl: e.NATS_URL,
     ...(e.NATS_CREDS ? { natsCredsFile: e.NATS_CREDS } : {}),

@@ -5,8 +5,8 @@ import type { PolicySource } from './policy-source';
 import type { RunnerRegistry } from './runner-registry';
 
 /**
- * `controlPlaneAccess.sourceIpAllowlist` before each operation on an existing sandbox (SPEC
- * §3.2): the caller's address must be allowed by the policy of the runner that owns it. Runner
+ * `controlPlaneAccess.sourceIpAllowlist` before each operation on an existing sandbox: the
+ * caller's address must be allowed by the policy of the runner that owns it. Runner
  * selection applies the same rule through `explainPlacement`, so a create never lands where the
  * caller could not then use the sandbox.
  *

@@ -15,7 +15,7 @@ export interface CreateRequest {
 }
 
 /**
- * Accepts the three create shapes: SPEC's `{ sandbox: { spec }, requestId }`, the short
+ * Accepts the three create shapes: the product's `{ sandbox: { spec }, requestId }`, the short
  * `{ spec, tags?, requestId? }`, and a bare spec. `requestId` may also come as a query parameter.
  */
 export function parseCreateRequest(body: unknown, queryRequestId: string | undefined): CreateRequest {

@@ -37,7 +37,13 @@ export interface Cluster {
 }
 
 export async function startCluster(
-  opts: { runnerIds?: string[]; gatewayEnv?: Record<string, string>; policies?: Record<string, unknown>; sandboxCapacity?: Record<string, number> } = {},
+  opts: {
+    runnerIds?: string[];
+    gatewayEnv?: Record<string, string>;
+    policies?: Record<string, unknown>;
+    sandboxCapacity?: Record<string, number>;
+    runnerEnv?: Record<string, string>;
+  } = {},
 ): Promise<Cluster> {
   const policies = { ...POLICIES, ...opts.policies };
   const infra = await startInfra();
@@ -59,6 +65,7 @@ export async function startCluster(
       policyEtag,
       dir: previous?.dir,
       ...(capacitySandboxes !== undefined ? { capacitySandboxes } : {}),
+      ...(opts.runnerEnv ? { env: opts.runnerEnv } : {}),
     });
     runners.set(id, r);
     await waitFor(() => gw.registry.isFresh(id), { timeoutMs: 150_000, intervalMs: 100, what: `runner ${id} heartbeat (${r.output().slice(-500)})` });

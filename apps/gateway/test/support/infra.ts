@@ -44,6 +44,7 @@ export async function startGateway(infra: Infra, env: Record<string, string> = {
       DATABASE_URL: infra.databaseUrl,
       ...(await infra.nats.env('gateway', 'gateway')),
       GATEWAY_PORT: '0',
+      GATEWAY_GRPC_PORT: '0',
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_AUTH_CACHE_MS: '0',
       GATEWAY_RECONCILE_INTERVAL_MS: '500',

@@ -28,6 +28,8 @@ export interface RunnerSpec {
   capacitySandboxes?: number;
   /** Reuse a previous process's directory (config + state), as a restarted runner would. */
   dir?: string;
+  /** Extra runner settings (e.g. PADDOCK_IMAGE_ALIASES). */
+  env?: Record<string, string>;
 }
 
 export interface RunnerProcess {
@@ -73,6 +75,7 @@ export function startRunner(spec: RunnerSpec): RunnerProcess {
       // Capacity well above the host's, so placement tests exercise policies, not this machine's 2 cores.
       PADDOCK_CAPACITY_CPU_MILLIS: '256000',
       PADDOCK_CAPACITY_MEMORY_BYTES: String(256 * 1024 ** 3),
+      ...spec.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -3,13 +3,14 @@ import type { RunnerEnv } from '../config/env';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesBackend } from './kubernetes';
 import { LocalBackend } from './local';
+import { parseImageAliases } from './local/options';
 import type { SandboxBackend } from './sandbox-backend';
 
 /** Picks the backend named by `PADDOCK_RUNNER_BACKEND`. */
 export function createBackend(env: RunnerEnv, runnerId: string): SandboxBackend {
   switch (env.PADDOCK_RUNNER_BACKEND) {
     case 'local':
-      return new LocalBackend({ runnerId, stateDir: join(env.PADDOCK_RUNNER_STATE_DIR, runnerId) });
+      return new LocalBackend({ runnerId, stateDir: join(env.PADDOCK_RUNNER_STATE_DIR, runnerId), imageAliases: parseImageAliases(env.PADDOCK_IMAGE_ALIASES) });
     case 'kubernetes': {
       // In-cluster service account when running in a pod, else KUBECONFIG / ~/.kube/config.
       const kubeConfig = new KubeConfig();

@@ -29,7 +29,11 @@ export interface LaunchSpec {
   openFilesMax: number;
   /** Hard lifetime; the backend itself kills the whole tree when it passes. */
   lifetimeSeconds: number;
-  /** `none`: no network namespace access at all (deny-all egress). `host`: share the host network. */
+  /**
+   * `none`: deny-all egress (plus `egressCidrs`, when granted). `host`: unrestricted egress, as the
+   * policy resolved it — never the host's own network: a backend gives the sandbox its own network
+   * (a pod network; on the local backend, its own namespace behind the runner's NAT and filter).
+   */
   network: 'none' | 'host';
   /**
    * Allow-only egress to these CIDR blocks over default deny (with `network: 'none'`). Only a

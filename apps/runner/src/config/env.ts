@@ -1,3 +1,4 @@
+import { parseImageAliases } from '../backend/local/options';
 import { availableParallelism, totalmem } from 'node:os';
 import { LOG_FORMATS, LOG_LEVELS, parseEnvironment, type EnvironmentResult } from '@paddock/kit';
 import { z } from 'zod';
@@ -22,8 +23,20 @@ export const RunnerEnvSchema = z.object({
   PADDOCK_ORGANIZATION_ID: z.string().min(1).optional(),
   PADDOCK_CLUSTER_ID: z.string().min(1).optional(),
   PADDOCK_ZONE: z.string().min(1).optional(),
-  PADDOCK_RUNNER_GROUP_ID: z.string().min(1).default('default'),
+  /** Default: the config file's `identity.runnerGroupId`, else `default`. */
+  PADDOCK_RUNNER_GROUP_ID: z.string().min(1).optional(),
   PADDOCK_RUNNER_BACKEND: z.enum(['local', 'kubernetes']).default('local'),
+  /**
+   * `local` backend: image references that run as a local image, `reference=local-image` pairs
+   * separated by commas (e.g. `python:3.11=paddock/base`, the SDKs' default image); empty = none.
+   */
+  PADDOCK_IMAGE_ALIASES: z.string().default('').superRefine((v, ctx) => {
+    try {
+      parseImageAliases(v);
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', message: (e as Error).message });
+    }
+  }),
   /** `kubernetes` backend: the namespace of the sandbox pods (default `paddock-sandboxes-<runnerId>`). */
   PADDOCK_SANDBOX_NAMESPACE: z
     .string()
@@ -48,7 +61,8 @@ export const RunnerEnvSchema = z.object({
     .regex(/^([a-z0-9.-]+\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, 'must be a node label key')
     .default(DEFAULT_GPU_TYPE_LABEL),
   PADDOCK_SANDBOX_USER_NAMESPACES: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
-  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  /** Wins over the config file's `nats.url`; default `nats://127.0.0.1:4222`. */
+  NATS_URL: z.string().min(1).optional(),
   /** `decommission`: reap every sandbox of this runner, publish their end, and exit (the controller runs it). */
   PADDOCK_RUNNER_MODE: z.enum(['serve', 'decommission']).default('serve'),
   /** Why a decommission happens: the runner was deleted, or the platform that started it stopped. */
@@ -56,10 +70,11 @@ export const RunnerEnvSchema = z.object({
   /**
    * Path of the runner's NATS credentials (`.creds`, private to the runner: mode 0600, or 0440 with
    * the pod's fsGroup), re-read at every reconnect so a rotated file takes effect. Never a value in
-   * the environment: children would inherit it. Unset = no credentials (a server without auth).
+   * the environment: children would inherit it. Wins over the config file's `nats.credsFile`;
+   * neither = no credentials (a server without auth).
    */
   NATS_CREDS: z.string().min(1).optional(),
-  /** YAML or JSON file `{ runnerId?, revision, policy, policyEtag, identity }`; watched for changes. */
+  /** YAML or JSON file (`RunnerConfigFileSchema` of @paddock/contracts); watched for changes. */
   PADDOCK_RUNNER_CONFIG: z.string().min(1).optional(),
   /** Where the local backend keeps per-sandbox state (cgroup names, labels, logs) across restarts. */
   PADDOCK_RUNNER_STATE_DIR: z.string().min(1).default('/var/lib/paddock-runner'),

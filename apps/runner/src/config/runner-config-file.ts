@@ -2,33 +2,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import { RunnerConfigFileSchema, type RunnerConfigFile } from '@paddock/contracts';
 
-/**
- * The runner's config file: in Kubernetes a mounted ConfigMap written by the controller, locally a
- * file written by the controller's local driver. Every field is optional so a runner can start
- * before the controller has written anything (it then applies the platform default policy).
- */
-export const RunnerConfigFileSchema = z.object({
-  runnerId: z.string().min(1).optional(),
-  /** Runner release revision the controller rolled out. */
-  revision: z.number().int().nonnegative().default(0),
-  /**
-   * The policy document; absent or null = the platform default policy. Checked by
-   * `@paddock/policy`'s validatePolicy (the one validator every plane uses), not here.
-   */
-  policy: z.unknown().optional(),
-  policyEtag: z.string().min(1).optional(),
-  identity: z
-    .object({
-      organizationId: z.string().min(1).optional(),
-      clusterId: z.string().min(1).optional(),
-      zone: z.string().min(1).optional(),
-      runnerGroupId: z.string().min(1).optional(),
-    })
-    .default({}),
-});
-export type RunnerConfigFile = z.infer<typeof RunnerConfigFileSchema>;
+export { RunnerConfigFileSchema, type RunnerConfigFile } from '@paddock/contracts';
 
 export interface LoadedConfig {
   file: RunnerConfigFile;

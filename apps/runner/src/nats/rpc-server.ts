@@ -44,7 +44,7 @@ function statToWire(s: FileStat): FileStatWire {
  * Serves the runner's RPC subjects with plain core-NATS request/reply in the runner's queue group.
  *
  * Why not `@nats-io/services`: on the pinned 3.3.1 line it only exists as a prerelease
- * (3.0.0-25, TOOLCHAIN.md §1), and all it would add here is `$SRV` discovery and stats. The
+ * (3.0.0-25 at the time of writing), and all it would add here is `$SRV` discovery and stats. The
  * envelope (`{ ok, result } | { ok: false, error: ApiErrorBody }`) and the subject scheme live in
  * `@paddock/contracts`, so moving to the services framework later changes only this file.
  */

@@ -62,7 +62,7 @@ export function invalidRequest(error: z.ZodError, prefix?: string): PaddockError
 
 /**
  * Maps whatever a backend threw to the wire error model. Backends may throw PaddockError
- * themselves; file-system errno codes map to the data-plane reasons of SPEC §4.15.
+ * themselves; file-system errno codes map to the data-plane reasons of the product's error model (packages/contracts errors).
  */
 export function toPaddockError(e: unknown, context: { path?: string } = {}): PaddockError {
   if (isPaddockError(e)) return e;

@@ -37,7 +37,7 @@ export function primaryContainerOf(resolved: ResolvedSandboxSpec): ResolvedConta
   return primary;
 }
 
-/** The status echoes of a resolved spec (SPEC §4.3 `effective*`). */
+/** The status echoes of a resolved spec (the `effective*` fields of a sandbox's status). */
 export function effectiveFieldsOf(resolved: ResolvedSandboxSpec): SandboxEffectiveFields {
   return {
     effectiveResources: resolved.effectiveResources,
@@ -88,7 +88,8 @@ function egressCidrsOf(resolved: ResolvedSandboxSpec): { egressCidrs?: EgressCid
 /**
  * Maps a resolved, admitted spec to what a backend launches. Pure.
  *
- * Network: unrestricted egress shares the host network; anything else starts from no network,
+ * Network: unrestricted egress is `network: 'host'` (the backend's own egress path, never the
+ * host's network namespace); anything else starts from no network,
  * plus the resolved CIDR grants (`egressCidrs`) for a backend that enforces them. The policy
  * engine has already refused every rule kind the runner's capabilities cannot enforce, so a grant
  * never reaches a backend that would drop it; and nothing here ever widens what was resolved.

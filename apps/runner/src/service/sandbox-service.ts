@@ -126,7 +126,7 @@ export class SandboxService {
   // -------------------------------------------------------------------------------------------
 
   /**
-   * Admits and launches a sandbox, replying before it runs (seed 002). Idempotent by sandboxId: a
+   * Admits and launches a sandbox, replying before it runs (creation is asynchronous: clients wait for RUNNING). Idempotent by sandboxId: a
    * redelivered create returns the existing sandbox; the same id with another spec is refused.
    */
   async create(body: unknown): Promise<Sandbox> {

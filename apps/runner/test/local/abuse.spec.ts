@@ -5,7 +5,7 @@ import { cgroupValue, destroyBackend, launchRunning, makeBackend, spec, waitForS
 
 const MiB = 1024 * 1024;
 
-/** RELIABILITY.md §7.4: resource abuse stays inside the sandbox, and escape preconditions fail. */
+/** Resource abuse stays inside the sandbox, and escape preconditions fail. */
 describe('local backend: isolation and resource abuse', () => {
   let t: TestBackend;
   beforeAll(async () => {

@@ -184,7 +184,7 @@ describe('local backend: lifecycle, exec, files, logs', () => {
     const before = t.events.filter((e) => e.sandboxId === 'idle').length;
     await t.backend.launch(spec('idle'));
     expect(t.events.filter((e) => e.sandboxId === 'idle').length).toBe(before);
-    expect(t.backend.capabilities()).toMatchObject({ isolation: 'namespaces', egressRuleKinds: [], supportsPrivileged: false, images: ['paddock/base'] });
+    expect(t.backend.capabilities()).toMatchObject({ isolation: 'namespaces', egressRuleKinds: ['cidr'], supportsEgress: true, supportsPrivileged: false, images: ['paddock/base'] });
     for (const id of ['fails', 'nocmd', 'noimg']) await t.backend.reap(id, 'RUNNER_DELETED');
   });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { waitFor } from '@paddock/testing';
 import type { BackendEvent, LaunchSpec } from '../../src/backend/sandbox-backend';
 import { LocalBackend, type LocalBackendOptions } from '../../src/backend/local';
+import { runnerTreeName } from '../../src/backend/local/cgroups';
 
 /** Every test backend gets its own runner id, state directory and cgroup subtree. */
 export const TEST_STATE_ROOT = '/tmp/paddock-local-test';
@@ -96,7 +97,7 @@ export async function destroyBackend(t: TestBackend): Promise<{ leftoverProcesse
 }
 
 export function cgroupValue(t: TestBackend, id: string, controller: string, file: string): string {
-  return readFileSync(join('/sys/fs/cgroup', controller, 'paddock', t.runnerId, id, file), 'utf8').trim();
+  return readFileSync(join('/sys/fs/cgroup', controller, 'paddock', runnerTreeName(t.runnerId, t.stateDir), id, file), 'utf8').trim();
 }
 
 export async function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseImageAliases } from '../../src/backend/local/options';
 import { destroyBackend, launchRunning, makeBackend, spec, TEST_STATE_ROOT, waitForState } from './helpers';
 
 describe('local backend: images', () => {
@@ -31,6 +32,26 @@ describe('local backend: images', () => {
       const failed = await waitForState(t, 'typo', ['STATE_FAILED', 'STATE_RUNNING']);
       expect(failed).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_NOT_FOUND' });
       expect(failed.message).toContain('test/custom2');
+    } finally {
+      const left = await destroyBackend(t);
+      expect(left).toEqual({ leftoverProcesses: [], leftoverCgroups: [] });
+    }
+  });
+
+  it('runs an aliased image reference as its local image (PADDOCK_IMAGE_ALIASES) and refuses an alias to an unknown image', async () => {
+    expect(parseImageAliases('python:3.11=paddock/base, ghcr.io/x/y:1=test/custom')).toEqual({ 'python:3.11': 'paddock/base', 'ghcr.io/x/y:1': 'test/custom' });
+    expect(parseImageAliases('')).toEqual({});
+    expect(() => parseImageAliases('python:3.11')).toThrow('PADDOCK_IMAGE_ALIASES: "python:3.11" must be reference=local-image (e.g. python:3.11=paddock/base)');
+    expect(() => makeBackend({ imageAliases: { 'python:3.11': 'no/such' } })).toThrow('image alias python:3.11=no/such: no/such is not a local image (known: paddock/base)');
+    const t = makeBackend({ images: { 'test/custom': { rootfs } }, imageAliases: { 'python:3.11': 'paddock/base', 'custom:latest': 'test/custom' } });
+    try {
+      expect(t.backend.capabilities().images).toEqual(['paddock/base', 'test/custom', 'python:3.11', 'custom:latest']);
+      await launchRunning(t, spec('aliased-base', { image: 'python:3.11' }));
+      const base = await t.backend.exec('aliased-base', { argv: ['sh', '-c', 'test -e /etc/passwd && echo has-passwd'] });
+      expect(base.stdout.toString()).toBe('has-passwd\n');
+      await launchRunning(t, spec('aliased-rootfs', { image: 'custom:latest' }));
+      const custom = await t.backend.exec('aliased-rootfs', { argv: ['cat', '/etc/os-release'] });
+      expect(custom.stdout.toString()).toBe('NAME=paddock-test-image\n');
     } finally {
       const left = await destroyBackend(t);
       expect(left).toEqual({ leftoverProcesses: [], leftoverCgroups: [] });

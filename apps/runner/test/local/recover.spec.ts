@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { waitFor } from '@paddock/testing';
 import { readFileSync } from 'node:fs';
-import { destroyBackend, launchRunning, makeBackend, processesMentioning, spec, TEST_STATE_ROOT, waitForState } from './helpers';
+import { destroyBackend, launchRunning, makeBackend, processesMentioning, spec, TEST_STATE_ROOT, waitForState, type TestBackend } from './helpers';
 
 const COUNT = Number(process.env.PADDOCK_SOAK ? 100 : 20);
 
@@ -66,4 +66,37 @@ describe('local backend: runner crash and recovery', () => {
       expect(left).toEqual({ leftoverProcesses: [], leftoverCgroups: [] });
     }
   }, 60_000);
+
+  it('two runners with the same id and different state directories: one restarting adopts its own sandboxes and leaves the other’s running', async () => {
+    const runnerId = `twin${process.pid}`;
+    const a = makeBackend({ runnerId, stateDir: join(TEST_STATE_ROOT, `${runnerId}-a`) });
+    const b = makeBackend({ runnerId, stateDir: join(TEST_STATE_ROOT, `${runnerId}-b`) });
+    let restarted: TestBackend | undefined;
+    try {
+      await launchRunning(a, spec('a-1', { command: ['sleep', '1000'] }));
+      await launchRunning(b, spec('b-1', { command: ['sleep', '1000'] }));
+      expect(a.backend.cgroupTree().supervisorsDir()).not.toBe(b.backend.cgroupTree().supervisorsDir());
+      const bSupervisors = b.backend.cgroupTree().supervisorPids();
+
+      // Runner a restarts (a new process on the same state directory) and recovers.
+      await a.backend.close();
+      restarted = makeBackend({ runnerId, stateDir: a.stateDir });
+      const recovered = await restarted.backend.recover();
+      expect(recovered.map((r) => r.sandboxId)).toEqual(['a-1']);
+      expect((await restarted.backend.exec('a-1', { argv: ['hostname'] })).stdout.toString().trim()).toBe('a-1');
+
+      // b's sandbox, zygote and warm slots were not touched: it still runs and launches.
+      expect(b.events.filter((e) => e.sandboxId === 'b-1').map((e) => e.state)).toEqual(['STATE_CREATING', 'STATE_RUNNING']);
+      expect((await b.backend.exec('b-1', { argv: ['hostname'] })).stdout.toString().trim()).toBe('b-1');
+      expect(b.backend.cgroupTree().supervisorPids()).toEqual(expect.arrayContaining(bSupervisors));
+      expect(b.backend.cgroupTree().listSandboxes()).toEqual(['b-1']);
+      await launchRunning(b, spec('b-2'));
+    } finally {
+      const left = await Promise.all([restarted ?? a, b].map((t) => destroyBackend(t)));
+      expect(left).toEqual([
+        { leftoverProcesses: [], leftoverCgroups: [] },
+        { leftoverProcesses: [], leftoverCgroups: [] },
+      ]);
+    }
+  }, 120_000);
 });

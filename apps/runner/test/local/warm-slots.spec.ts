@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '@paddock/testing';
+import { runnerTreeName } from '../../src/backend/local/cgroups';
 import { cgroupValue, destroyBackend, launchRunning, makeBackend, spec, type TestBackend } from './helpers';
 
 const procsOf = (t: TestBackend, id: string): number[] =>
-  readFileSync(join('/sys/fs/cgroup/pids/paddock', t.runnerId, id, 'cgroup.procs'), 'utf8')
+  readFileSync(join('/sys/fs/cgroup/pids/paddock', runnerTreeName(t.runnerId, t.stateDir), id, 'cgroup.procs'), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map(Number);

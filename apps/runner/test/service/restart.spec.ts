@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -12,32 +11,22 @@ import {
   type SandboxStateEvent,
 } from '@paddock/contracts';
 import { removeStateDir, startNats, waitFor, type ThrowawayNats } from '@paddock/testing';
-import { BASE_IMAGE, makeLocalBackend, ORG, smallSpec, TEST_STATE_ROOT, uniqueRunnerId } from '../support/harness';
+import { runnerCgroupsOf } from '../../src/backend/local';
+import { runnerTreeName } from '../../src/backend/local/cgroups';
+import { BASE_IMAGE, ORG, smallSpec, TEST_STATE_ROOT, uniqueRunnerId } from '../support/harness';
 import { RunnerTestClient } from '../support/runner-client';
+import { spawnRunnerProcess, type RunnerProcess } from '../support/runner-process';
 
-const APP_DIR = join(__dirname, '..', '..');
 const CGROUP_ROOT = '/sys/fs/cgroup';
 const N = Number(process.env.PADDOCK_RESTART_SANDBOXES ?? 20);
 /** A few sandboxes end on their own while the runner is dead: they must be reported, not lost. */
 const SHORT = 5;
 
-/** The runner as a separate process, as in production (`main.ts`, Nest application context). */
-let runnerLog = '';
-function spawnRunner(env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--conditions=@paddock/source', '--import', 'tsx', 'src/main.ts'], {
-    cwd: APP_DIR,
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr?.on('data', (b: Buffer) => (runnerLog += b.toString()));
-  return child;
-}
-
-/** Sandbox cgroups of a runner, over every controller (cgroup v1) or the unified tree (v2). */
-function sandboxCgroups(runnerId: string): { dirs: string[]; procs: number } {
+/** Sandbox cgroups of a runner's tree, over every controller (cgroup v1) or the unified tree (v2). */
+function sandboxCgroups(tree: string): { dirs: string[]; procs: number } {
   const bases = existsSync(join(CGROUP_ROOT, 'cgroup.controllers'))
-    ? [join(CGROUP_ROOT, 'paddock', runnerId)]
-    : ['cpu', 'memory', 'pids'].map((c) => join(CGROUP_ROOT, c, 'paddock', runnerId));
+    ? [join(CGROUP_ROOT, 'paddock', tree)]
+    : ['cpu', 'memory', 'pids'].map((c) => join(CGROUP_ROOT, c, 'paddock', tree));
   const dirs: string[] = [];
   let procs = 0;
   for (const b of bases) {
@@ -55,8 +44,9 @@ function sandboxCgroups(runnerId: string): { dirs: string[]; procs: number } {
 describe('runner service: SIGKILL of the runner process with sandboxes running', () => {
   let nats: ThrowawayNats;
   let nc: NatsConnection;
-  let child: ChildProcess | undefined;
+  let child: RunnerProcess | undefined;
   const runnerId = uniqueRunnerId('rk');
+  const tree = runnerTreeName(runnerId, join(TEST_STATE_ROOT, runnerId));
   const events: SandboxStateEvent[] = [];
   const beats: RunnerHeartbeat[] = [];
 
@@ -68,7 +58,7 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
     await nc.flush();
   });
   afterAll(async () => {
-    child?.kill('SIGKILL');
+    child?.child.kill('SIGKILL');
     await nc?.drain();
     await nats?.stop();
     await removeStateDir(join(TEST_STATE_ROOT, runnerId));
@@ -88,7 +78,7 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
     const client = new RunnerTestClient(nc, runnerId);
     const up = async (): Promise<string> => {
       const seen = new Set(beats.map((b) => b.instanceId));
-      child = spawnRunner(env);
+      child = spawnRunnerProcess(env);
       const beat = await waitFor(() => beats.find((b) => !seen.has(b.instanceId)), { timeoutMs: 90_000, what: 'a heartbeat of the new runner process' });
       return beat.instanceId;
     };
@@ -105,7 +95,7 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
       what: 'every sandbox RUNNING',
     });
 
-    const killed = child as ChildProcess;
+    const killed = (child as RunnerProcess).child;
     const exited = new Promise((r) => killed.once('exit', r));
     killed.kill('SIGKILL');
     await exited;
@@ -147,9 +137,9 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
     }
     // No cgroup without an adopted sandbox behind it, and nothing running in an ended one.
     const adopted = ids.filter((id) => outcome.get(id) === 'adopted' && !ids.slice(0, SHORT).includes(id));
-    await waitFor(() => sandboxCgroups(runnerId).dirs.length === adopted.length * (existsSync(join(CGROUP_ROOT, 'cgroup.controllers')) ? 1 : 3), {
+    await waitFor(() => sandboxCgroups(tree).dirs.length === adopted.length * (existsSync(join(CGROUP_ROOT, 'cgroup.controllers')) ? 1 : 3), {
       timeoutMs: 20_000,
-      what: `only the adopted sandboxes' cgroups (have ${sandboxCgroups(runnerId).dirs.length})`,
+      what: `only the adopted sandboxes' cgroups (have ${sandboxCgroups(tree).dirs.length})`,
     });
 
     // Clean up through the API; then nothing of this runner's sandboxes is left on the host.
@@ -158,15 +148,13 @@ describe('runner service: SIGKILL of the runner process with sandboxes running',
       timeoutMs: 30_000,
       what: 'every adopted sandbox stopped',
     });
-    await waitFor(() => sandboxCgroups(runnerId).dirs.length === 0, { timeoutMs: 20_000, what: 'no sandbox cgroup left' });
-    expect(sandboxCgroups(runnerId).procs).toBe(0);
-    const last = child as ChildProcess;
-    const gone = new Promise((r) => last.once('exit', r));
-    last.kill('SIGTERM');
-    await gone;
+    await waitFor(() => sandboxCgroups(tree).dirs.length === 0, { timeoutMs: 20_000, what: 'no sandbox cgroup left' });
+    expect(sandboxCgroups(tree).procs).toBe(0);
+    const last = child as RunnerProcess;
+    await last.stop();
     // Graceful: heartbeats stopped and NATS drained before the process left.
-    expect(runnerLog).toMatch(/Runner stopped/);
-    const cg = makeLocalBackend(runnerId, join(TEST_STATE_ROOT, runnerId)).cgroupTree();
+    expect(last.log()).toMatch(/Runner stopped/);
+    const cg = runnerCgroupsOf({ runnerId, stateDir: join(TEST_STATE_ROOT, runnerId) });
     expect(cg.listSandboxes()).toEqual([]);
     cg.removeRunnerTree();
   }, 300_000);

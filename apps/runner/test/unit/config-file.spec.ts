@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { waitFor } from '@paddock/testing';
 import { ConfigFileWatcher, loadRunnerConfigFile, type LoadedConfig } from '../../src/config/runner-config-file';
 import { parseRunnerEnv } from '../../src/config/env';
+import { natsSettings } from '../../src/config/options';
 
 describe('runner config file', () => {
   let dir: string;
@@ -21,6 +22,28 @@ describe('runner config file', () => {
     const cfg = await loadRunnerConfigFile(path);
     expect(cfg.file).toMatchObject({ runnerId: 'r1', revision: 3, policyEtag: 'e1', identity: { organizationId: 'org-1' } });
     expect(cfg.file.policy).toEqual({ constraints: { resources: { maxCpu: '2' } } });
+  });
+
+  it('refuses a key it does not know by name (a writer with another shape, e.g. a flat identity), never drops it', async () => {
+    const path = join(dir, 'runner.json');
+    writeFileSync(path, JSON.stringify({ runnerId: 'r1', organizationId: 'org-1', nats: { url: 'nats://x:4222', password: 'p' } }));
+    const err = await loadRunnerConfigFile(path).then(() => undefined, (e: unknown) => e as Error);
+    expect(err?.message).toContain('(root): Unrecognized key: "organizationId"');
+    expect(err?.message).toContain('nats: Unrecognized key: "password"');
+  });
+
+  it('carries the NATS server and the credentials file’s path (the local driver puts them here, not in the environment)', async () => {
+    const path = join(dir, 'runner.json');
+    writeFileSync(path, JSON.stringify({ runnerId: 'r1', nats: { url: 'nats://127.0.0.1:4333', credsFile: '/x/nats.creds' } }));
+    const cfg = await loadRunnerConfigFile(path);
+    expect(cfg.file.nats).toEqual({ url: 'nats://127.0.0.1:4333', credsFile: '/x/nats.creds' });
+    const env = parseRunnerEnv({});
+    if (!env.ok) throw new Error(env.errors.join('; '));
+    expect(natsSettings(env.env, cfg.file)).toEqual({ natsUrl: 'nats://127.0.0.1:4333', natsCredsFile: '/x/nats.creds' });
+    const withEnv = parseRunnerEnv({ NATS_URL: 'nats://dev:4222' });
+    if (!withEnv.ok) throw new Error(withEnv.errors.join('; '));
+    expect(natsSettings(withEnv.env, cfg.file)).toEqual({ natsUrl: 'nats://dev:4222', natsCredsFile: '/x/nats.creds' });
+    expect(natsSettings(env.env, undefined)).toEqual({ natsUrl: 'nats://127.0.0.1:4222' });
   });
 
   it('names the invalid field of a bad file', async () => {

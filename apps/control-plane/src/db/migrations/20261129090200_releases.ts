@@ -1,7 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import seed from './20261129090200_releases.seed.json';
 
 // Frozen in time: imports nothing from the app. The seed rows are part of the migration on
-// purpose: a fresh install must have something to roll out on both channels.
+// purpose: a fresh install must have something to roll out on both channels. They live in the
+// JSON beside it because `pnpm images` builds the runner images they name from the same list.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -14,14 +16,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       CONSTRAINT cp_releases_version_per_channel UNIQUE (channel, version)
     )`.execute(db);
   await sql`CREATE INDEX cp_releases_channel_latest ON cp_releases (channel, revision DESC)`.execute(db);
-  await sql`
-    INSERT INTO cp_releases (channel, version, image, published_at) VALUES
-      ('RELEASE_CHANNEL_STABLE', '0.1.0', 'paddock/runner:0.1.0', '2026-10-01T00:00:00Z'),
-      ('RELEASE_CHANNEL_RAPID',  '0.1.0', 'paddock/runner:0.1.0', '2026-10-01T00:00:00Z'),
-      ('RELEASE_CHANNEL_RAPID',  '0.2.0', 'paddock/runner:0.2.0', '2026-11-01T00:00:00Z'),
-      ('RELEASE_CHANNEL_STABLE', '0.2.0', 'paddock/runner:0.2.0', '2026-11-15T00:00:00Z'),
-      ('RELEASE_CHANNEL_RAPID',  '0.3.0', 'paddock/runner:0.3.0', '2026-11-20T00:00:00Z')
-  `.execute(db);
+  await db.insertInto('cp_releases').values(seed).execute();
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -17,7 +17,7 @@ export interface AuthenticatedCaller extends Caller {
   operator: boolean;
 }
 
-/** SANDBOX_ADMIN implies SANDBOX_USER (SPEC §2.1). */
+/** SANDBOX_ADMIN implies SANDBOX_USER: an admin can do everything a user can. */
 export function roleSatisfies(held: Role, required: Role): boolean {
   return held === required || (held === 'SANDBOX_ADMIN' && required === 'SANDBOX_USER');
 }

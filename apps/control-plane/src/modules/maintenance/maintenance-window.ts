@@ -54,7 +54,7 @@ export function insideExclusion(exclusion: MaintenanceExclusion, at: Date): bool
 }
 
 /**
- * Whether an automatic update may START at `at` (SPEC §9.8): never inside an exclusion
+ * Whether an automatic update may START at `at`: never inside an exclusion
  * (exclusions win); otherwise inside any window, or at any time when there are no windows.
  */
 export function mayStartUpdate(policy: MaintenancePolicy | null | undefined, at: Date): UpdateStartVerdict {

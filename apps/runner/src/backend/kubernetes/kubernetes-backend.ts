@@ -96,7 +96,7 @@ export class WatchHealth {
   }
 }
 
-/** Sandboxes as pods in the runner's sandbox namespace (issue 6). Watches pods with the runner label. */
+/** Sandboxes as pods in the runner's sandbox namespace. Watches pods with the runner label. */
 export class KubernetesBackend implements SandboxBackend {
   readonly kind = 'kubernetes' as const;
   private readonly core: k8s.CoreV1Api;

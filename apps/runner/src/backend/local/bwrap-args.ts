@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LaunchSpec } from '../sandbox-backend';
+import type { SandboxNetHandle } from './net/sandbox-networks';
 import { BASE_IMAGE, type LocalImage } from './options';
 
 /** Where an image's root comes from: the host's /usr (built-in base image) or a rootfs directory. */
@@ -71,18 +72,30 @@ export function mainCommand(spec: Pick<LaunchSpec, 'command'>): string[] {
   return spec.command.length > 0 ? spec.command : ['sleep', 'infinity'];
 }
 
+/** The sandbox's resolv.conf over the image's, where the image has one to cover. */
+function resolvConfArgs(image: ImageSource, net: SandboxNetHandle | undefined): string[] {
+  if (!net) return [];
+  if (image.kind === 'rootfs') {
+    const target = join(image.path, 'etc', 'resolv.conf');
+    if (!existsSync(target) || !lstatSync(target).isFile()) return [];
+  }
+  return ['--ro-bind', net.resolvConfPath, '/etc/resolv.conf'];
+}
+
 /**
  * The full bwrap argv. fd 3 receives bwrap's info (the namespace init's pid), fd 4 carries the
- * seccomp program. Every namespace is new (network too unless `host`), the user namespace cannot
- * be nested further, no capability is kept, the root is read-only, and /workspace and /tmp are
- * the only writable places (both on the sandbox's size-capped tmpfs).
+ * seccomp program. Every namespace is new, the user namespace cannot be nested further, no
+ * capability is kept, the root is read-only, and /workspace and /tmp are the only writable places
+ * (both on the sandbox's size-capped tmpfs). The network namespace is bwrap's own (loopback only)
+ * unless the sandbox has an egress link (`net`): its launcher has then already entered the
+ * sandbox's namespace, which bwrap keeps. The host's network is never shared.
  */
-export function bwrapArgs(spec: LaunchSpec, image: ImageSource, diskDir: string): string[] {
+export function bwrapArgs(spec: LaunchSpec, image: ImageSource, diskDir: string, net?: SandboxNetHandle): string[] {
   const env = baseEnv(spec);
   return [
     'bwrap',
     '--unshare-all',
-    ...(spec.network === 'host' ? ['--share-net'] : []),
+    ...(net ? ['--share-net'] : []),
     '--unshare-user',
     '--disable-userns',
     '--die-with-parent',
@@ -94,6 +107,7 @@ export function bwrapArgs(spec: LaunchSpec, image: ImageSource, diskDir: string)
     '--tmpfs',
     '/',
     ...imageMountArgs(image),
+    ...resolvConfArgs(image, net),
     '--proc',
     '/proc',
     '--dev',

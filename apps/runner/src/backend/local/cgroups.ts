@@ -1,11 +1,13 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /**
- * Per-runner cgroup tree: `<root>/<ctrl>/paddock/<runnerId>/<sandboxId>` on cgroup v1 (cpu,
- * memory, pids) or `<root>/paddock/<runnerId>/<sandboxId>` on a pure cgroup v2 host. Supervisors
- * live in a `_supervisors` sibling (pids controller only on v1) so that everything the backend
- * ever starts can be found, and killed, by walking this tree.
+ * Per-runner cgroup tree: `<root>/<ctrl>/paddock/<tree>/<sandboxId>` on cgroup v1 (cpu, memory,
+ * pids) or `<root>/paddock/<tree>/<sandboxId>` on a pure cgroup v2 host, where `<tree>` names
+ * this runner installation (see `runnerTreeName`). Supervisors live in a `_supervisors` sibling
+ * (pids controller only on v1) so that everything the backend ever starts can be found, and
+ * killed, by walking this tree.
  */
 export type CgroupMode = 'v1' | 'v2';
 
@@ -36,6 +38,17 @@ export function detectCgroupMode(root: string): CgroupMode | undefined {
   return undefined;
 }
 
+/**
+ * The name of a runner installation's cgroup tree: its id and a short hash of its state directory.
+ * A runner id alone is not unique on a machine (every local runner is `local` by default; test
+ * suites and `pnpm start` run several at once), and recovery kills whatever in its tree it does
+ * not know: keyed by id alone, one runner's recovery reaped another's sandboxes. The state
+ * directory is what a runner restart keeps, so a restarted runner finds its own tree again.
+ */
+export function runnerTreeName(runnerId: string, stateDir: string): string {
+  return `${runnerId}.${createHash('sha256').update(resolve(stateDir)).digest('hex').slice(0, 8)}`;
+}
+
 export function readPids(procsFile: string): number[] {
   try {
     return readFileSync(procsFile, 'utf8')
@@ -55,14 +68,15 @@ export class RunnerCgroups {
   constructor(
     readonly mode: CgroupMode,
     readonly root: string,
-    readonly runnerId: string,
+    /** This runner installation's directory name under `paddock/` (`runnerTreeName`). */
+    readonly tree: string,
   ) {}
 
   /** The runner-level directories, one per hierarchy. */
   runnerDirs(): string[] {
     return this.mode === 'v1'
-      ? V1_CONTROLLERS.map((c) => join(this.root, c, 'paddock', this.runnerId))
-      : [join(this.root, 'paddock', this.runnerId)];
+      ? V1_CONTROLLERS.map((c) => join(this.root, c, 'paddock', this.tree))
+      : [join(this.root, 'paddock', this.tree)];
   }
 
   /** The sandbox's directories; the first one's `cgroup.procs` lists every process of the sandbox. */
@@ -91,7 +105,7 @@ export class RunnerCgroups {
   ensureRunnerTree(): void {
     for (const d of this.runnerDirs()) mkdirSync(d, { recursive: true });
     if (this.mode === 'v2') {
-      for (const d of [this.root, join(this.root, 'paddock'), join(this.root, 'paddock', this.runnerId)]) {
+      for (const d of [this.root, join(this.root, 'paddock'), join(this.root, 'paddock', this.tree)]) {
         for (const c of ['cpu', 'memory', 'pids']) {
           try {
             writeIfExists(join(d, 'cgroup.subtree_control'), `+${c}`);

@@ -3,6 +3,6 @@
  * and cgroups on a shared kernel, for development and single-machine use; production isolation
  * comes from the Kubernetes backend's runtime classes. See README.md.
  */
-export { LocalBackend } from './local-backend';
+export { LocalBackend, runnerCgroupsOf } from './local-backend';
 export type { LocalBackendOptions, LocalImage } from './options';
-export { checkLocalBackendPrerequisites } from './prerequisites';
+export { checkLocalBackendPrerequisites, localBackendProblems, probeLocalBackend, type LocalBackendFacts, type LocalPrerequisiteProblem } from './prerequisites';

@@ -25,15 +25,17 @@ import type {
   SandboxBackend,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
-import { detectCgroupMode, killQuietly, RunnerCgroups, type CpuSteadyQuota } from './cgroups';
+import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName, type CpuSteadyQuota } from './cgroups';
 import { sandboxNotFound, sandboxNotRunning } from './errors';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
 import { fromOffset, LogCursor, tailLines } from './log-file';
 import { BASE_IMAGE, isSafeId, resolveOptions, type LocalBackendOptions, type ResolvedOptions } from './options';
 import { request } from './socket-io';
+import { type EgressGrant } from './net/nft-ruleset';
+import { SandboxNetworks, type SandboxNetHandle } from './net/sandbox-networks';
 import { isOurSupervisor, pidAlive, readPid } from './pids';
-import { SupervisorZygote } from './supervisor-zygote';
+import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
 import { SUPERVISOR_PY } from './supervisor.py';
 import { WarmSlots, type WarmSlot } from './warm-slots';
 
@@ -77,6 +79,8 @@ interface SupervisorPlan {
   diskBytes: number;
   logCapBytes: number;
   files: { rel: string; b64: string }[];
+  /** The sandbox's egress network namespace, entered by the launcher before bwrap (absent: loopback only). */
+  netns?: string;
 }
 
 interface WireEvent {
@@ -115,6 +119,7 @@ export class LocalBackend implements SandboxBackend {
   private cgroups?: RunnerCgroups;
   private zygote?: SupervisorZygote;
   private warm?: WarmSlots;
+  private readonly net: SandboxNetworks;
   private closed = false;
 
   constructor(options: LocalBackendOptions) {
@@ -125,6 +130,7 @@ export class LocalBackend implements SandboxBackend {
       });
     }
     this.o = resolveOptions(options);
+    this.net = new SandboxNetworks({ runnerId: this.o.runnerId, stateDir: this.o.stateDir, ipPath: this.o.ipPath, nftPath: this.o.nftPath, hostResolvConf: this.o.hostResolvConf });
   }
 
   get stateDir(): string {
@@ -134,16 +140,10 @@ export class LocalBackend implements SandboxBackend {
   /** Lazily prepares the state directory, the cgroup tree and the supervisor zygote. */
   private init(): RunnerCgroups {
     if (this.cgroups) return this.cgroups;
-    const mode = detectCgroupMode(this.o.cgroupRoot);
-    if (!mode) {
-      throw new PaddockError('failed_precondition', `no usable cgroup hierarchy under ${this.o.cgroupRoot} (need cgroup v2, or v1 cpu, memory and pids)`, {
-        reason: 'CWSANDBOX_INTERNAL',
-      });
-    }
+    const cg = cgroupsOf(this.o);
     // 0711: the sandbox user must traverse to its bind sources, but cannot list other sandboxes.
     mkdirSync(join(this.o.stateDir, 'sandboxes'), { recursive: true, mode: 0o711 });
     writeFileSync(this.scriptPath(), SUPERVISOR_PY, { mode: 0o644 });
-    const cg = new RunnerCgroups(mode, this.o.cgroupRoot, this.o.runnerId);
     cg.ensureRunnerTree();
     this.cgroups = cg;
     this.zygote = new SupervisorZygote(
@@ -167,12 +167,14 @@ export class LocalBackend implements SandboxBackend {
   }
 
   capabilities(): RunnerCapabilities {
+    // Egress leaves through the sandbox's own namespace and the runner's nftables table, which
+    // enforce CIDR grants; without iproute2 and nftables nothing but loopback can be given.
+    const egress = this.net.available();
     return {
       isolation: 'namespaces',
-      egressRuleKinds: [],
+      egressRuleKinds: egress ? ['cidr'] : [],
       ingressRuleKinds: [],
-      // "Egress" here means sharing the host network (network: 'host'); no rule kind can be enforced.
-      supportsEgress: true,
+      supportsEgress: egress,
       runtimeClasses: [],
       gpuTypes: [],
       // No device is passed into a bubblewrap sandbox: a GPU request is refused, never ignored.
@@ -181,7 +183,7 @@ export class LocalBackend implements SandboxBackend {
       instanceTypes: [],
       storageMedia: ['STORAGE_MEDIUM_DISK'],
       supportsPrivileged: false,
-      images: [BASE_IMAGE, ...Object.keys(this.o.images)],
+      images: [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
       // Issue 4: the built-in image is the default when neither the spec nor the policy names one.
       defaultImage: BASE_IMAGE,
     };
@@ -247,6 +249,8 @@ export class LocalBackend implements SandboxBackend {
       if (rec.poll) clearInterval(rec.poll);
       if (rec.backstop) clearTimeout(rec.backstop);
       rec.resolveTerminal();
+      // The sandbox is over: its link goes now (a leftover process in the namespace loses egress).
+      void this.net.teardown(rec.id).catch(() => undefined);
     }
   }
 
@@ -289,7 +293,7 @@ export class LocalBackend implements SandboxBackend {
     );
     this.recordEvent(rec, { state: 'STATE_CREATING' });
 
-    const image = resolveImage(spec.image, this.o.images);
+    const image = resolveImage(this.o.imageAliases[spec.image] ?? spec.image, this.o.images);
     if (!image) {
       this.recordEvent(rec, {
         state: 'STATE_FAILED',
@@ -312,6 +316,7 @@ export class LocalBackend implements SandboxBackend {
       files.push({ rel, b64: f.content.toString('base64') });
     }
     try {
+      const net = await this.setupNetwork(spec);
       const slot = await this.takeWarmSlot(cg, spec.sandboxId);
       const cpuSteady = slot ? cg.applyLimits(spec.sandboxId, spec) : cg.create(spec.sandboxId, spec);
       const plan: SupervisorPlan = {
@@ -320,7 +325,7 @@ export class LocalBackend implements SandboxBackend {
         uid: this.o.sandboxUid,
         gid: this.o.sandboxGid,
         bwrapExe: this.o.bwrapPath,
-        bwrap: bwrapArgs(spec, image, join(rec.dir, 'disk')),
+        bwrap: bwrapArgs(spec, image, join(rec.dir, 'disk'), net),
         execEnv: baseEnv(spec),
         execCwd: spec.workingDir || WORKSPACE,
         cgroupProcs: cg.procsFiles(spec.sandboxId),
@@ -336,6 +341,7 @@ export class LocalBackend implements SandboxBackend {
         diskBytes: spec.diskBytes,
         logCapBytes: this.o.logCapBytes,
         files,
+        ...(net ? { netns: net.netnsPath } : {}),
       };
       const planPath = join(rec.dir, 'plan.json');
       writeFileSync(planPath, JSON.stringify(plan), { mode: 0o600 });
@@ -347,9 +353,22 @@ export class LocalBackend implements SandboxBackend {
     } catch (e) {
       this.recordEvent(rec, { state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `launch failed: ${(e as Error).message}` });
       await cg.killAndRemove(spec.sandboxId);
+      await this.net.teardown(spec.sandboxId).catch(() => undefined);
       return;
     }
     this.armBackstop(rec);
+  }
+
+  /**
+   * Unrestricted egress (`network: 'host'`) or CIDR grants get the sandbox's own namespace and
+   * link; no egress keeps bwrap's own loopback-only namespace (nothing to set up).
+   */
+  private async setupNetwork(spec: LaunchSpec): Promise<SandboxNetHandle | undefined> {
+    const egress: EgressGrant | undefined =
+      spec.network === 'host' ? { kind: 'unrestricted' } : spec.egressCidrs && spec.egressCidrs.length > 0 ? { kind: 'cidrs', rules: spec.egressCidrs } : undefined;
+    if (!egress) return undefined;
+    if (!this.net.available()) throw new Error(`egress needs ${this.o.ipPath} and ${this.o.nftPath} (apt-get install iproute2 nftables)`);
+    return this.net.setup(spec.sandboxId, egress);
   }
 
   /** Events of every supervisor arrive on the zygote's shared stdout, one JSON line each. */
@@ -575,6 +594,7 @@ export class LocalBackend implements SandboxBackend {
       if (!ours.has(pid)) killQuietly(pid, 'SIGKILL');
     }
     this.warm?.removeStale();
+    if (this.net.available()) await this.net.sweep(alive);
     this.refillWarm();
     return out;
   }
@@ -623,8 +643,9 @@ export class LocalBackend implements SandboxBackend {
       while (pidAlive(pid) && Date.now() < until) await delay(5);
     }
     await cg.killAndRemove(id);
+    await this.net.teardown(id);
     const disk = join(dir, 'disk');
-    if (isMountPoint(disk)) spawnSync('umount', ['-l', disk]);
+    if (isMountPoint(disk)) spawnSync('umount', ['-l', disk], { env: SUPERVISOR_ENV });
     rmSync(dir, { recursive: true, force: true });
   }
 
@@ -659,12 +680,43 @@ export class LocalBackend implements SandboxBackend {
       if (rec.poll) clearInterval(rec.poll);
       if (rec.backstop) clearTimeout(rec.backstop);
     }
+    // A runner that leaves no sandbox behind (a decommission, a test) leaves no cgroup tree either:
+    // trees are per installation, so nothing else would ever reuse or remove it.
+    const cg = this.cgroups;
+    if (cg && cg.listSandboxes().length === 0) {
+      const until = Date.now() + 2000;
+      while (cg.supervisorPids().length > 0 && Date.now() < until) await delay(10);
+      cg.removeRunnerTree();
+    }
+    // Links of sandboxes that outlive the runner stay (they are adopted later); an idle runner leaves no table.
+    await Promise.all([...this.sandboxes.values()].filter((r) => isTerminalSandboxState(r.state)).map((r) => this.net.teardown(r.id)));
+    await this.net.dispose().catch(() => undefined);
+  }
+
+  /** Test and operator helper: this runner's network names (table, veth prefix, link block). */
+  networks(): SandboxNetworks {
+    return this.net;
   }
 
   /** Test and operator helper: the cgroup tree of this runner (e.g. to check that nothing is left). */
   cgroupTree(): RunnerCgroups {
     return this.init();
   }
+}
+
+/** The cgroup tree of a runner's backend, without starting anything (tests, operators' checks). */
+export function runnerCgroupsOf(options: LocalBackendOptions): RunnerCgroups {
+  return cgroupsOf(resolveOptions(options));
+}
+
+function cgroupsOf(o: ResolvedOptions): RunnerCgroups {
+  const mode = detectCgroupMode(o.cgroupRoot);
+  if (!mode) {
+    throw new PaddockError('failed_precondition', `no usable cgroup hierarchy under ${o.cgroupRoot} (need cgroup v2, or v1 cpu, memory and pids)`, {
+      reason: 'CWSANDBOX_INTERNAL',
+    });
+  }
+  return new RunnerCgroups(mode, o.cgroupRoot, runnerTreeName(o.runnerId, o.stateDir));
 }
 
 function requireArgv(argv: string[]): void {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** An image the local backend can run: a host directory used as a read-only root filesystem. */
@@ -14,6 +15,12 @@ export interface LocalBackendOptions {
   cgroupRoot?: string;
   /** Extra images, name → root filesystem. `paddock/base` (the host's /usr and /etc essentials) is always known. */
   images?: Record<string, LocalImage>;
+  /**
+   * Image references that run as a local image, reference → local image name (e.g. `python:3.11`
+   * → `paddock/base`): code written for a registry image runs where no registry can be reached.
+   * See `parseImageAliases` for the `PADDOCK_IMAGE_ALIASES` form.
+   */
+  imageAliases?: Record<string, string>;
   bwrapPath?: string;
   /** Python 3 for the per-sandbox supervisors. Default `/usr/bin/python3`. */
   pythonPath?: string;
@@ -29,6 +36,11 @@ export interface LocalBackendOptions {
    * move into a cgroup is the slowest step of a launch). Default 2; 0 turns warm slots off.
    */
   warmSlots?: number;
+  /** iproute2 and nftables, which build and filter the egress links. Defaults `/usr/sbin/ip`, `/usr/sbin/nft`. */
+  ipPath?: string;
+  nftPath?: string;
+  /** The resolver configuration the sandboxes' resolv.conf is derived from. Default `/etc/resolv.conf`. */
+  hostResolvConf?: string;
 }
 
 export interface ResolvedOptions {
@@ -36,6 +48,7 @@ export interface ResolvedOptions {
   stateDir: string;
   cgroupRoot: string;
   images: Record<string, LocalImage>;
+  imageAliases: Record<string, string>;
   bwrapPath: string;
   pythonPath: string;
   sandboxUid: number;
@@ -43,6 +56,9 @@ export interface ResolvedOptions {
   logCapBytes: number;
   lifetimeGraceMs: number;
   warmSlots: number;
+  ipPath: string;
+  nftPath: string;
+  hostResolvConf: string;
 }
 
 export const BASE_IMAGE = 'paddock/base';
@@ -55,12 +71,36 @@ export function isSafeId(id: string): boolean {
   return ID_PATTERN.test(id) && id !== '_supervisors';
 }
 
+/**
+ * `PADDOCK_IMAGE_ALIASES`: comma-separated `reference=local-image` pairs, e.g.
+ * `python:3.11=paddock/base,ubuntu:24.04=paddock/base`. Empty = no aliases.
+ */
+export function parseImageAliases(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    const from = pair.slice(0, eq).trim();
+    const to = pair.slice(eq + 1).trim();
+    if (eq < 0 || !from || !to) throw new Error(`PADDOCK_IMAGE_ALIASES: ${JSON.stringify(pair)} must be reference=local-image (e.g. python:3.11=${BASE_IMAGE})`);
+    out[from] = to;
+  }
+  return out;
+}
+
 export function resolveOptions(o: LocalBackendOptions): ResolvedOptions {
+  const images = o.images ?? {};
+  const imageAliases = o.imageAliases ?? {};
+  for (const [from, to] of Object.entries(imageAliases)) {
+    if (to !== BASE_IMAGE && !images[to]) {
+      throw new Error(`image alias ${from}=${to}: ${to} is not a local image (known: ${[BASE_IMAGE, ...Object.keys(images)].join(', ')})`);
+    }
+  }
   return {
     runnerId: o.runnerId,
     stateDir: o.stateDir ?? join('/run/paddock', o.runnerId),
     cgroupRoot: o.cgroupRoot ?? '/sys/fs/cgroup',
-    images: o.images ?? {},
+    images,
+    imageAliases,
     bwrapPath: o.bwrapPath ?? '/usr/bin/bwrap',
     pythonPath: o.pythonPath ?? '/usr/bin/python3',
     sandboxUid: o.sandboxUid ?? 65534,
@@ -68,5 +108,12 @@ export function resolveOptions(o: LocalBackendOptions): ResolvedOptions {
     logCapBytes: o.logCapBytes ?? DEFAULT_LOG_CAP_BYTES,
     lifetimeGraceMs: o.lifetimeGraceMs ?? 2000,
     warmSlots: o.warmSlots ?? 2,
+    ipPath: o.ipPath ?? firstExisting(['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip']),
+    nftPath: o.nftPath ?? firstExisting(['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft']),
+    hostResolvConf: o.hostResolvConf ?? '/etc/resolv.conf',
   };
+}
+
+function firstExisting(paths: string[]): string {
+  return paths.find((p) => existsSync(p)) ?? (paths[0] as string);
 }

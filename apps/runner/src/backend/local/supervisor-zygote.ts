@@ -2,6 +2,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 
 /**
+ * The zygote's whole environment, and so that of every supervisor, exec daemon and handler it
+ * forks (the last two live inside sandboxes). Never the runner's own: that may hold the platform's
+ * tokens, database URL or NATS settings, and a sandbox's processes could read them back. Every
+ * program the supervisor starts gets an environment of its own (the sandbox's, from the plan).
+ */
+export const SUPERVISOR_ENV: Readonly<Record<string, string>> = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' };
+
+/**
  * The runner's handle on the supervisor zygote: one warm Python process that forks a supervisor
  * per sandbox when handed a plan path on stdin. Python's start-up (tens of ms) is paid once
  * instead of on every launch. Every supervisor writes its events, one JSON line each, to the
@@ -28,6 +36,7 @@ export class SupervisorZygote {
     try {
       const child = spawn(this.pythonPath, ['-S', '-E', this.scriptPath, 'zygote', this.supervisorsProcs], {
         detached: true,
+        env: SUPERVISOR_ENV,
         stdio: ['pipe', 'pipe', logFd],
       });
       child.on('error', () => undefined);

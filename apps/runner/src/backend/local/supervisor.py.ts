@@ -33,6 +33,7 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 
 PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_CHILD_SUBREAPER = 4, 15, 36
 HEADER = struct.Struct('<IBxxxd')
 NS_ORDER = ['cgroup', 'ipc', 'uts', 'net', 'pid', 'mnt', 'user']
+CLONE_NEWNET = 0x40000000
 
 # Syscalls no sandbox needs and that widen the kernel attack surface (RELIABILITY SB-9).
 DENY = {
@@ -114,9 +115,19 @@ def launcher_pipes():
   os.close(sc_w)
   return out_r, out_w, err_r, err_w, info_r, info_w, sc_r
 
-def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent):
+def enter_netns(path):
+  # The sandbox's egress namespace (made by the runner), entered while still root: the sandbox
+  # user could not, and bwrap then keeps it (--share-net). A missing namespace fails the launch.
+  fd = os.open(path, os.O_RDONLY)
+  if libc.setns(fd, CLONE_NEWNET) != 0:
+    e = ctypes.get_errno()
+    raise OSError(e, 'setns net %s: %s' % (path, os.strerror(e)))
+  os.close(fd)
+
+def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent, netns=None):
   # In the launcher (already in the sandbox's cgroups): stdio and the info/seccomp pipes on 1..4,
   # nothing else open, the sandbox uid, killed with its supervisor, then bwrap.
+  if netns: enter_netns(netns)
   resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
   resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
   src = [high_fd(os.open('/dev/null', os.O_RDONLY))] + [high_fd(fd) for fd in fds]
@@ -128,7 +139,9 @@ def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent):
   libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
   if os.getppid() != parent: os._exit(1)
   reset_signals()
-  os.execv(exe, argv)
+  # No environment at all: bwrap's is what the sandbox's pid 1 shows in /proc/1/environ, and the
+  # sandbox's own processes get theirs from --setenv.
+  os.execve(exe, argv, {})
 
 class Supervisor:
   def __init__(self, plan):
@@ -263,7 +276,7 @@ class Supervisor:
     if self.parked is not None:
       # A warm slot's launcher is already in the sandbox's cgroups: it only needs its orders.
       pk = self.parked
-      os.write(pk['go'], json.dumps({'exe': p['bwrapExe'], 'argv': p['bwrap'], 'nofile': p['nofile'], 'uid': p['uid'], 'gid': p['gid']}).encode())
+      os.write(pk['go'], json.dumps({'exe': p['bwrapExe'], 'argv': p['bwrap'], 'nofile': p['nofile'], 'uid': p['uid'], 'gid': p['gid'], 'netns': p.get('netns')}).encode())
       os.close(pk['go'])
       self.bwrap_pid = pk['pid']
       self.pidfd = os.pidfd_open(pk['pid'])
@@ -276,7 +289,7 @@ class Supervisor:
     if pid == 0:
       try:
         for procs in p['cgroupProcs']: write_file(procs, str(os.getpid()))
-        exec_bwrap(p['bwrapExe'], p['bwrap'], p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me)
+        exec_bwrap(p['bwrapExe'], p['bwrap'], p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me, p.get('netns'))
       except BaseException as e:
         try: os.write(2, ('bwrap: paddock launch failed: %s\n' % e).encode())
         finally: os._exit(1)
@@ -988,7 +1001,7 @@ def warm_slot(slot_path):
         orders += chunk
       if not orders: os._exit(0)
       o = json.loads(orders)
-      exec_bwrap(o['exe'], o['argv'], o['nofile'], o['uid'], o['gid'], [out_w, err_w, info_w, sc_r], me)
+      exec_bwrap(o['exe'], o['argv'], o['nofile'], o['uid'], o['gid'], [out_w, err_w, info_w, sc_r], me, o.get('netns'))
     except BaseException as e:
       try: os.write(err_w, ('bwrap: paddock launch failed: %s\n' % e).encode())
       finally: os._exit(1)

@@ -6,7 +6,7 @@ import { CreateProfileTemplateCommand, UpdateLegacyRunnerCommand } from '../appl
 import { RunnerQueries, type RawQuery } from '../application/runner-queries';
 import { ProfileTemplateRepository } from '../projections/profile-template.repository';
 
-/** The legacy v1beta2 surface (SPEC §2.12): profile templates and runner profile settings. */
+/** The legacy v1beta2 surface, kept for clients that predate v1: profile templates and runner profile settings. */
 @Controller('v1beta2/sandbox')
 @RequireRole('SANDBOX_ADMIN')
 export class LegacyRunnersController {

@@ -18,7 +18,7 @@ import { RunnerQueries, type RawQuery } from '../application/runner-queries';
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
 /**
- * RunnerManagementService v1 (SPEC §2.2). Every route, reads included, needs SANDBOX_ADMIN.
+ * RunnerManagementService v1. Every route, reads included, needs SANDBOX_ADMIN.
  *
  * `POST /v1/sandbox/managedRunners/{id}:applyAvailableUpdate` is a custom method: the router sees
  * `{id}:applyAvailableUpdate` as one path segment, so it lands on the `:name` route below and is

@@ -3,7 +3,7 @@ import type { RunnerConnectionStatus, StoredRunnerSpec } from '@paddock/contract
 /** Before the first heartbeat a runner counts as disconnected. */
 export const INITIAL_CONNECTION_STATUS_VALUE: RunnerConnectionStatus = 'RUNNER_CONNECTION_STATUS_DISCONNECTED';
 
-/** Server defaults a spec adopts when omitted (SPEC §2.3, §8.2). */
+/** Server defaults a spec adopts when omitted. */
 export function defaultRunnerSpec(): StoredRunnerSpec {
   return {
     releaseChannel: 'RELEASE_CHANNEL_STABLE',

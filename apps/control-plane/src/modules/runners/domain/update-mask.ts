@@ -2,7 +2,8 @@
  * The v1 `updateMask` of `PATCH /v1/sandbox/managedRunners/{id}`: comma-separated field paths,
  * snake_case or camelCase per segment (`spec.release_channel` = `spec.releaseChannel`).
  *
- * Rules (seeds win over SPEC §2.5):
+ * Rules (where the product's documentation and its API description disagree, the documentation
+ * wins: docs/adr/0003-documentation-over-api-reference.md):
  * - no mask, an empty mask or `*` alone: the whole mutable resource is replaced;
  * - mutable paths: {@link MANAGED_RUNNER_MUTABLE_PATHS};
  * - `profile_bindings` and `spec.allow_privileged_profile_annotations` live on v1beta2 only;

@@ -1,0 +1,2 @@
+import { paddockVitest } from '../../vitest.shared.mts';
+export default paddockVitest();
