@@ -5,7 +5,7 @@ const APP_DIR = join(__dirname, '..', '..');
 
 export interface RunnerProcess {
   child: ChildProcess;
-  /** Everything the process wrote to stderr so far. */
+  /** Everything the process logged so far (its JSON log lines on stdout, and stderr). */
   log(): string;
   /** SIGTERM, resolved once it has exited. */
   stop(): Promise<void>;
@@ -16,9 +16,10 @@ export function spawnRunnerProcess(env: NodeJS.ProcessEnv): RunnerProcess {
   const child = spawn(process.execPath, ['--conditions=@paddock/source', '--import', 'tsx', 'src/main.ts'], {
     cwd: APP_DIR,
     env,
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
+  child.stdout?.on('data', (b: Buffer) => (log += b.toString()));
   child.stderr?.on('data', (b: Buffer) => (log += b.toString()));
   return {
     child,
