@@ -35,7 +35,7 @@ const desired: DesiredRunner = {
   },
 };
 
-/** Fencing of the Kubernetes driver (RELIABILITY K-2): a deposed leader's requests never leave the process. */
+/** Fencing of the Kubernetes driver: a deposed leader's requests never leave the process. */
 describe('KubernetesDriver fencing', () => {
   let k8s: K8sTestServer;
   beforeAll(async () => {

@@ -1,6 +1,6 @@
 /**
  * Local backend benchmark: launch → RUNNING and exec round trip, each printed beside a floor
- * measured in the same run on the same machine (PERFORMANCE.md Part 2 "Process start and cgroups").
+ * measured in the same run on the same machine.
  *
  *   node --conditions=@paddock/source --import tsx bench/local-backend.ts
  *

@@ -32,7 +32,7 @@ export const MANAGEMENT_MODES = [
 export const ManagementModeSchema = z.enum(MANAGEMENT_MODES);
 export type ManagementMode = z.infer<typeof ManagementModeSchema>;
 
-/** Sandbox lifecycle states (SPEC §4.3). */
+/** Sandbox lifecycle states. */
 export const SANDBOX_STATES = [
   'STATE_UNSPECIFIED',
   'STATE_PENDING',

@@ -41,7 +41,7 @@ export function httpStatusOf(code: ErrorCode): number {
   return HTTP_STATUS[code];
 }
 
-/** Reason codes of the sandbox data plane (SPEC §4.15) plus Paddock's control-plane reasons. */
+/** Reason codes of the sandbox data plane (the reasons the product's clients map to their exception classes) plus Paddock's control-plane reasons. */
 export const ERROR_REASONS = [
   'CWSANDBOX_INVALID_REQUEST',
   'CWSANDBOX_SANDBOX_NOT_FOUND',

@@ -8,7 +8,7 @@ import {
 } from './policy';
 
 /**
- * The sandbox request (SPEC §4.2, §5.1), camelCase JSON, and the fully resolved spec the policy
+ * The sandbox request, camelCase JSON, and the fully resolved spec the policy
  * engine produces from it. Structural only: quantities, names, CIDRs and every policy rule are
  * checked by `@paddock/policy`'s `resolveSandboxSpec`, which reports field paths and rules.
  */
@@ -126,7 +126,7 @@ export const SandboxSpecSchema = z.strictObject({
   primaryContainer: z.string().optional(),
   initContainers: z.array(ContainerSchema).optional(),
   volumes: z.array(SandboxVolumeSchema).optional(),
-  /** Ports and reachability intent (SPEC §5.2); passed through to the runner. */
+  /** Ports and reachability intent; passed through to the runner. */
   services: z.array(z.record(z.string(), z.unknown())).optional(),
   /** 0/omitted = platform default (not unbounded); above 30 days is rejected. */
   maxLifetimeSeconds: Int64Schema.optional(),
@@ -277,7 +277,7 @@ export const ResolvedSandboxSpecSchema = z.object({
   mode: SandboxModeSchema,
   objectStorageAccess: z.record(z.string(), z.unknown()).nullable(),
   baseAttachments: BaseAttachmentsSchema,
-  /** Status echoes (SPEC §3.3 point 3). Sums of requests across the sandbox's containers. */
+  /** Status echoes of what the policy resolved. Sums of requests across the sandbox's containers. */
   effectiveResources: EffectiveResourcesSchema,
   effectiveResourceRequirements: z.array(
     z.object({

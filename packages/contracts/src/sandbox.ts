@@ -3,7 +3,7 @@ import { SandboxStateReasonSchema, SandboxStateSchema } from './enums';
 import { EffectiveResourcesSchema, ResolvedEgressSchema, ResolvedIngressSchema, SandboxSpecSchema } from './sandbox-spec';
 
 /**
- * The `Sandbox` resource as the gateway and the SDK show it (SPEC §4.2/§4.3), and the state event
+ * The `Sandbox` resource as the gateway and the SDK show it, and the state event
  * a runner publishes for every lifecycle change of a sandbox it owns.
  *
  * Invariants:

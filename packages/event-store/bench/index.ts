@@ -64,7 +64,7 @@ async function main(): Promise<void> {
       }),
     );
     const c0 = clients[0] as Client;
-    // The floor table has the shape of PERFORMANCE.md's bare append: jsonb payload, unique (stream, version), bigserial.
+    // The floor table has the shape of a bare append: jsonb payload, unique (stream, version), bigserial.
     await c0.query(
       `CREATE TABLE floor_events (position bigserial, stream_id text, version int, type text, data jsonb, UNIQUE (stream_id, version))`,
     );
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
         await appendRuns(nudging, 8),
         {
           floor: insert8,
-          note: 'NOTIFY inside each txn measured 0.42x (PERFORMANCE.md)',
+          note: 'NOTIFY inside each txn measured 0.42x of the floor',
         },
       ),
     );

@@ -6,7 +6,7 @@ export const LOG_CHANNEL = 'es_log_committed';
  * Cheap wake-ups for log consumers.
  *
  * Why not `NOTIFY` inside each append: a transaction with a pending NOTIFY takes a global lock at
- * commit, which cut concurrent commit throughput to ~0.42x here (PERFORMANCE.md Part 2). So writers
+ * commit, which cut concurrent commit throughput to ~0.42x here. So writers
  * call {@link nudge} *after* their commit; nudges are coalesced per process: at most one NOTIFY
  * is in flight, and any nudge that arrives meanwhile is folded into exactly one follow-up NOTIFY
  * (sent after the in-flight one, hence after every commit that asked for it).

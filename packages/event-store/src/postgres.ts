@@ -10,7 +10,7 @@ export interface PostgresDbOptions {
   statementTimeoutMs?: number;
   /**
    * A session idle inside a transaction is killed after this (default 10 s): an abandoned
-   * writer otherwise holds the log horizon back for every consumer (RELIABILITY failure mode 2).
+   * writer otherwise holds the log horizon back for every consumer (a stalled consumer is a classic outbox failure).
    */
   idleInTransactionTimeoutMs?: number;
   applicationName?: string;

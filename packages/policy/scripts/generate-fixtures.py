@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes packages/policy/fixtures/*.json: golden fixtures (input + expected decision).
 
-The expectations below are written by hand from SPEC §3 / §5.1 and the seeds; they are NOT
+The expectations below are written by hand from the product's policy documentation; they are NOT
 produced by running the engine. Re-run after editing: python3 scripts/generate-fixtures.py
 """
 import json, os, shutil
@@ -27,12 +27,12 @@ def ok(**kw):
 def rej(*violations):
     return {'ok': False, 'violations': list(violations)}
 
-# Seed 000 runner.yaml policy (snake_case YAML spelling).
+# The policy of the documentation's runner.yaml (snake_case YAML spelling).
 SEED000 = {'display_name': 'default', 'constraints': {'resources': {'default_cpu': '1', 'default_memory': '2Gi', 'max_cpu': '4', 'max_memory': '8Gi', 'require_limits': True}, 'lifecycle': {'default_lifetime_seconds': 3600}}}
 SEED000_CAMEL = {'displayName': 'default', 'constraints': {'resources': {'defaultCpu': '1', 'defaultMemory': '2Gi', 'maxCpu': '4', 'maxMemory': '8Gi', 'requireLimits': True}, 'lifecycle': {'defaultLifetimeSeconds': 3600}}}
-# Seed 001 main.tf policy, converted from HCL to the snake_case document.
+# The policy of the documentation's Terraform main.tf, converted from HCL to the snake_case document.
 SEED001 = {'display_name': 'Sandbox constraints', 'constraints': {'resources': {'default_cpu': '1', 'default_memory': '2Gi', 'max_cpu': '8', 'max_memory': '32Gi', 'max_gpu_count': 0}, 'lifecycle': {'default_lifetime_seconds': 3600}}}
-# SPEC §3.7 "Data science, GPU".
+# The documented "Data science, GPU" policy example.
 GPU_EXAMPLE = {'displayName': 'Data science, GPU', 'constraints': {'resources': {'defaultCpu': '4', 'defaultMemory': '16Gi', 'maxCpu': '16', 'maxMemory': '128Gi', 'maxGpuCount': '2', 'requireLimits': True}, 'instance': {'allowedInstanceTypes': ['h100']}, 'image': {'allowedRegistries': ['ghcr.io/[GITHUB-ORG]']}, 'network': {'allowedEgress': [{'cidr': {'cidr': '0.0.0.0/0', 'except': ['169.254.169.254/32']}}]}}}
 META_ENVELOPE = {'constraints': {'network': {'allowedEgress': [{'cidr': {'cidr': '0.0.0.0/0', 'except': ['169.254.169.254/32']}}]}}}
 

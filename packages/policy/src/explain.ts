@@ -7,7 +7,7 @@ import type {
 import { resolveSandboxSpec } from './resolve';
 import { checkSourceAccess } from './source-access';
 
-/** One runner's verdict on a spec (issue 2 point 4). */
+/** One runner's verdict on a spec. */
 export interface PlacementVerdict {
   runnerId: string;
   admitted: boolean;

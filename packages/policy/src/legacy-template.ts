@@ -1,7 +1,7 @@
 import { isObj } from './network';
 
 /**
- * Legacy v1beta2 profile templates (SPEC §2.12, seeds 000/003): a template bound to a runner may
+ * Legacy v1beta2 profile templates: a template bound to a runner may
  * carry a privileged posture only when the runner sets `allow_privileged_profile_annotations=true`.
  * The flag governs two kinds of content:
  * - privileged pod annotations: the runtime and scheduler prefixes in {@link PRIVILEGED_ANNOTATION_PREFIXES};

@@ -12,8 +12,8 @@ const { FULL_RANGE, intervalsCover, parseCidr, subtractIntervals } = m_cidr;
 const { addViolation, idx, join, joinKey, show, typeName } = m_violations;
 
 /**
- * Network rules (SPEC §5.1) on both sides: checking one rule's shape, and containment of a
- * sandbox's declared rule inside a policy envelope (SPEC §3.3). The checker is hand-written (no
+ * Network rules on both sides: checking one rule's shape, and containment of a
+ * sandbox's declared rule inside a policy envelope. The checker is hand-written (no
  * zod) because it runs on the hot create path for every sandbox.
  */
 
@@ -652,7 +652,7 @@ function selectorCovered(decl: NormRule, rules: NormRule[]): boolean {
   return false;
 }
 
-/** Whether a declared (sandbox) rule fits inside a non-empty envelope (SPEC §3.3). */
+/** Whether a declared (sandbox) rule fits inside a non-empty envelope. */
 export function ruleContained(decl: NormRule, envelope: NormRule[]): boolean {
   switch (decl.kind) {
     case 'cidr':

@@ -4,7 +4,7 @@ import { parseCidr, parseIp, type IpVersion } from './cidr';
 export const SOURCE_ALLOWLIST_FIELD = 'controlPlaneAccess.sourceIpAllowlist';
 
 /**
- * Sources that are not "public" (SPEC §3.2 `controlPlaneAccess`): loopback, private, shared
+ * Sources that are not "public" (for `controlPlaneAccess`): loopback, private, shared
  * (carrier-grade NAT), link-local, unique-local. The allowlist restricts public sources only; an
  * empty list denies every public source.
  */

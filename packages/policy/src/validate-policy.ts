@@ -19,7 +19,7 @@ import { parseCpuMillis, parseMemoryBytes } from './quantity';
 import { addViolation, idx, join, internalError, show, sortViolations, type Sink } from './violations';
 
 /**
- * Policy validation (issue 2 point 1): structure through the contracts' zod schema, then every
+ * Policy validation: structure through the contracts' zod schema, then every
  * semantic rule by hand, each violation naming its dotted camelCase path and its rule.
  */
 

@@ -1,6 +1,6 @@
 /**
  * Typed errors of the SDK. Every error raised from a gateway answer carries the Connect `code`,
- * the `reason` code of SPEC §4.15 (e.g. `CWSANDBOX_NO_SUITABLE_RUNNER`) and the field
+ * the `reason` code the platform sends (e.g. `CWSANDBOX_NO_SUITABLE_RUNNER`) and the field
  * violations, so callers can branch on them without parsing messages.
  */
 

@@ -1,5 +1,5 @@
 /**
- * RELIABILITY CP-1: N = 50 policy PATCHes carrying the same etag, released together. Per iteration:
+ * Optimistic concurrency: N = 50 policy PATCHes carrying the same etag, released together. Per iteration:
  * exactly one success, 49 `failed_precondition`, no lost update (the final policy is the winner's),
  * and the stream version and event count each rise by exactly one. PADDOCK_SOAK raises the
  * iteration count.

@@ -1,5 +1,5 @@
 /**
- * RELIABILITY API-1 (BOLA: another organization's runner ids are indistinguishable from missing
+ * Object-level authorization (BOLA: another organization's runner ids are indistinguishable from missing
  * ones, on every runner route) and API-2 (masks naming output-only, immutable or legacy fields are
  * refused by name and change nothing; SANDBOX_USER reaches no runner route).
  */

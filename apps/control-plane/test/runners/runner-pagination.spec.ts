@@ -1,5 +1,5 @@
 /**
- * RELIABILITY API-6: listing while 20 writers create and delete runners returns every runner that
+ * Pagination under writes: listing while 20 writers create and delete runners returns every runner that
  * exists for the whole scan exactly once; tampered, foreign, re-filtered and expired page tokens are
  * `invalid_argument`; a page size above 100 is coerced to 100.
  */

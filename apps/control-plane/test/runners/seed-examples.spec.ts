@@ -1,5 +1,5 @@
 /**
- * Every `curl` example of seeds 000 (fr) and 003 (ja), "Déployer et gérer un exécuteur", run through
+ * Every `curl` example of the product's runner deployment guide (French and Japanese editions), run through
  * the real curl binary against the real control plane (Fastify, Postgres, NATS), each followed by
  * assertions on its documented effect.
  */

@@ -1,5 +1,5 @@
 /**
- * RELIABILITY API-3: field-mask and body fuzzing. Unknown paths, `*`, duplicates, depth up to 1,000,
+ * Field-mask and body fuzzing. Unknown paths, `*`, duplicates, depth up to 1,000,
  * 64 KiB strings, unicode and empty segments: no crash and no 5xx, every rejection names the
  * offending path, and accepted updates round-trip (the next read returns what the write returned).
  *

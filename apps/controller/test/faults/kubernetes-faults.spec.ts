@@ -40,7 +40,7 @@ interface RunnerView {
   installStatus: string;
 }
 
-describe('controller under faults (RELIABILITY K-1, K-2, K-3, K-5)', () => {
+describe('controller under faults (API errors, a deposed leader, watch drops, conflicts)', () => {
   let pg: ThrowawayPostgres;
   let nats: ThrowawayNats;
   let cp: AppProcess & { token: string };

@@ -10,7 +10,7 @@ export interface ProxiedWrite {
 
 /**
  * An HTTP proxy in front of the Kubernetes API test server, one per controller instance: the
- * "write counter keyed by holder" of RELIABILITY K-2 (both instances use the same field manager,
+ * "write counter keyed by holder" that proves a deposed leader writes nothing (both instances use the same field manager,
  * so the server's per-manager counter cannot tell them apart).
  */
 export class CountingProxy {

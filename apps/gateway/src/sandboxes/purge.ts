@@ -1,7 +1,7 @@
 import { PaddockError, type ErrorCode } from '@paddock/contracts';
 import { invalid } from './request-parsing';
 
-/** `POST /v1/sandboxes:purge` (SPEC §4.4), after validation. */
+/** `POST /v1/sandboxes:purge`, after validation. */
 export interface PurgeRequest {
   /** Every tag must be on a sandbox (AND); absent with `purgeAll`. */
   tags?: string[];
@@ -24,7 +24,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /**
  * `tags` (AND) are required unless `purgeAll` is true, and the two exclude each other, so an
  * empty filter can never stop everything by accident. A non-empty `requestId` is reserved by the
- * API and unimplemented there too (SPEC §4.4): retrying `failedSandboxIds` is the way to resume.
+ * API and unimplemented there too: retrying `failedSandboxIds` is the way to resume.
  */
 export function parsePurgeRequest(body: unknown): PurgeRequest {
   const b = body === undefined || body === null ? {} : body;

@@ -4,8 +4,7 @@ import type { GwSandboxesTable, PlacementRecord } from '../db/database';
 
 export type SandboxRow = Selectable<GwSandboxesTable>;
 
-
-/** The `Sandbox` resource as the gateway shows it (SPEC §4.2/§4.3) plus `status.placement`. */
+/** The `Sandbox` resource as the gateway shows it plus `status.placement`. */
 export interface SandboxView {
   sandboxId: string;
   spec: unknown;

@@ -8,7 +8,7 @@ import { TokenVerifier } from './token-verifier';
 
 /**
  * One message for malformed, unknown and revoked tokens, so a response never tells an attacker
- * which of the three it hit (RELIABILITY GW-7). A missing header gets its own, more helpful text:
+ * which of the three it hit. A missing header gets its own, more helpful text:
  * it reveals nothing about any token.
  */
 export const INVALID_TOKEN_MESSAGE = 'the API token is invalid, unknown or revoked; create a new one with POST /v1/tokens';

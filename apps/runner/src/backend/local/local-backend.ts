@@ -158,7 +158,7 @@ export class LocalBackend implements SandboxBackend {
       storageMedia: ['STORAGE_MEDIUM_DISK'],
       supportsPrivileged: false,
       images: [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
-      // Issue 4: the built-in image is the default when neither the spec nor the policy names one.
+      // The built-in image is the default when neither the spec nor the policy names one.
       defaultImage: BASE_IMAGE,
     };
   }
