@@ -66,26 +66,29 @@ export interface Merged {
   runtimeClassSource: ResolvedSandboxSpec['runtimeClassSource'];
 }
 
-/** A quantity the spec left unset: the policy's default (which also counts as a declared limit), else the platform's. */
-function defaultAmount(path: string, d: Dimension, p: CompiledPolicy): Amount {
+/**
+ * A quantity the spec left unset: the policy's default (which also counts as a declared limit),
+ * else the platform's. With a policy default request (Paddock extension), the request is that
+ * and the limit stays the default limit (the policy's, else the platform's), as a Kubernetes
+ * LimitRange's `defaultRequest` and `default` do.
+ */
+function defaultDimension(path: string, d: Dimension, p: CompiledPolicy, declared: boolean): MergedDimension {
   const b = boundsOf(p, d);
-  const policyValue = b.default;
-  if (policyValue !== undefined) {
-    return {
-      path,
-      value: policyValue,
-      raw: b.defaultRaw ?? d.format(policyValue),
-      isRequest: true,
-      source: 'policy',
-    };
+  const limitFromPolicy = b.default !== undefined;
+  const limit = limitFromPolicy ? (b.default as number) : d.platformDefault;
+  const limitRaw = limitFromPolicy ? (b.defaultRaw ?? d.format(limit)) : d.format(limit);
+  const limitSource: ValueSource = limitFromPolicy ? 'policy' : 'platform';
+  const limitDeclared = declared || limitFromPolicy;
+  if (b.defaultRequest === undefined) {
+    const a: Amount = { path, value: limit, raw: limitRaw, isRequest: true, source: limitSource };
+    return { amounts: [a], request: limit, limit, limitDeclared, source: limitSource };
   }
-  return {
-    path,
-    value: d.platformDefault,
-    raw: d.format(d.platformDefault),
-    isRequest: true,
-    source: 'platform',
-  };
+  const request = b.defaultRequest;
+  const amounts: Amount[] = [
+    { path, value: request, raw: b.defaultRequestRaw ?? d.format(request), isRequest: true, source: 'policy' },
+    { path, value: limit, raw: limitRaw, isRequest: false, source: limitSource },
+  ];
+  return { amounts, request, limit, limitDeclared, source: 'policy' };
 }
 
 interface MergedDimension {
@@ -103,14 +106,8 @@ function mergeDimension(
   p: CompiledPolicy,
 ): MergedDimension {
   if (r.request === undefined && r.limit === undefined) {
-    const a = defaultAmount(join(path, `resources.${d.key}`), d, p);
-    return {
-      amounts: r.amounts.concat(a),
-      request: a.value,
-      limit: a.value,
-      limitDeclared: r.limitDeclared || a.source === 'policy',
-      source: a.source,
-    };
+    const m = defaultDimension(join(path, `resources.${d.key}`), d, p, r.limitDeclared);
+    return { ...m, amounts: r.amounts.concat(m.amounts) };
   }
   const request = r.request ?? r.limit ?? 0;
   return {
