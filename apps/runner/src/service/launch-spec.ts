@@ -117,6 +117,7 @@ export function toLaunchSpec(input: {
   const { resolved } = input;
   const primary = primaryContainerOf(resolved);
   const { cpuMillis, memoryBytes } = limitsOf(resolved);
+  const reserved = reservationOf(resolved);
   return {
     sandboxId: input.sandboxId,
     organizationId: input.organizationId,
@@ -127,6 +128,8 @@ export function toLaunchSpec(input: {
     ...(primary.workingDir ? { workingDir: primary.workingDir } : {}),
     cpuMillis,
     memoryBytes,
+    cpuRequestMillis: reserved.cpuMillis,
+    memoryRequestBytes: reserved.memoryBytes,
     pidsMax: input.caps.pidsMax,
     diskBytes: input.caps.diskBytes,
     openFilesMax: input.caps.openFilesMax,
