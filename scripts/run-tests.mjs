@@ -24,7 +24,8 @@ if (tracking.off) console.error(tracking.off);
 const concurrency = process.env.PADDOCK_TEST_CONCURRENCY ?? '2';
 const turbo = spawnSync(
   'pnpm',
-  ['exec', 'turbo', 'run', 'typecheck', 'lint', 'test', '--continue', `--concurrency=${concurrency}`, '--output-logs=errors-only', ...extra],
+  // knip: unused files and dependencies across the workspace (a root task, once per run).
+  ['exec', 'turbo', 'run', 'typecheck', 'lint', 'knip', 'test', '--continue', `--concurrency=${concurrency}`, '--output-logs=errors-only', ...extra],
   { cwd: root, stdio: 'inherit', env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' } },
 );
 const leaked = tracking.off ? [] : tracking.leftovers();

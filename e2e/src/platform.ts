@@ -1,11 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   REPO_ROOT,
   buildPackages,
   controllerNatsEnv,
+  credsSecrets,
   freePort,
   httpJson,
   provisionControllerRole,
@@ -189,4 +190,46 @@ export interface ShellResult {
 export function sh(p: Platform, script: string): ShellResult {
   const r = spawnSync('/bin/sh', ['-c', script], { cwd: p.workDir, env: p.shellEnv, encoding: 'utf8', timeout: 120_000 });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The platform as `pnpm start` runs it on one machine: a local controller declaring the default runner `local`, READY and CONNECTED. */
+export async function startPlatformWithLocalRunner(): Promise<Platform> {
+  const p = await startPlatform();
+  await p.startController('local', 'local', 'local');
+  await waitFor(
+    async () => {
+      const r = await p.cpApi<{ installStatus: string; connectionStatus: string }>('GET', '/v1/sandbox/managedRunners/local');
+      return r.json.installStatus === 'RUNNER_INSTALL_STATUS_READY' && r.json.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED';
+    },
+    { timeoutMs: 120_000, what: 'the local runner READY and CONNECTED' },
+  );
+  return p;
+}
+
+/**
+ * What no sandbox may read, by name: the admin token, the database URL (and its password), the
+ * NATS server, and the JWT and seed of every NATS user the platform issued on this machine (each
+ * runner's and each controller's), with the paths of those credentials files.
+ */
+export function platformSecrets(p: Platform): { needles: Record<string, string>; credsFiles: string[] } {
+  const credsFiles = [
+    ...p.controllers.flatMap((c) => {
+      const runners = join(c.stateDir, 'runners');
+      return existsSync(runners) ? readdirSync(runners).map((r) => join(runners, r, 'nats.creds')).filter((f) => existsSync(f)) : [];
+    }),
+    ...readdirSync(join(p.workDir, 'controller-creds')).map((f) => join(p.workDir, 'controller-creds', f)),
+  ];
+  const dbPassword = decodeURIComponent(new URL(p.databaseUrl).password);
+  const needles: Record<string, string> = {
+    'admin token': p.token,
+    DATABASE_URL: p.databaseUrl,
+    ...(dbPassword ? { 'database password': dbPassword } : {}),
+    NATS_URL: p.nats.url,
+  };
+  for (const f of credsFiles) {
+    const { jwt, seed } = credsSecrets(readFileSync(f, 'utf8'));
+    needles[`${f} JWT`] = jwt;
+    needles[`${f} seed`] = seed;
+  }
+  return { needles, credsFiles };
 }

@@ -35,6 +35,7 @@ export async function prepareStart(database: string): Promise<StartSetup> {
     PADDOCK_NATS_PORT: String(natsPort),
     CONTROL_PLANE_PORT: String(await freePort()),
     GATEWAY_PORT: String(await freePort()),
+    GATEWAY_GRPC_PORT: String(await freePort()),
     PADDOCK_STATE_DIR: stateDir,
     XDG_CONFIG_HOME: join(stateDir, 'xdg'),
   };

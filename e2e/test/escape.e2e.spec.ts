@@ -2,8 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { Sandbox, type SandboxSpec } from '@paddock/sdk';
-import { hostAddress, probeFromHost, REPO_ROOT, tcpProbeArgv, waitFor, type Reach } from '@paddock/testing';
-import { startPlatform, type Platform } from '../src/platform';
+import { hostAddress, probeFromHost, REPO_ROOT, secretScanArgv, tcpProbeArgv, type Reach, type SecretScanReport } from '@paddock/testing';
+import { platformSecrets, startPlatformWithLocalRunner, type Platform } from '../src/platform';
 
 /**
  * The escape suite: from inside real sandboxes of the platform's local runner (default policy,
@@ -218,15 +218,7 @@ describe('escape suite: from inside default sandboxes of the local runner', () =
 
   let neighbour: Sandbox;
   beforeAll(async () => {
-    p = await startPlatform();
-    await p.startController('local', 'local', 'local');
-    await waitFor(
-      async () => {
-        const r = await p.cpApi<{ installStatus: string; connectionStatus: string }>('GET', '/v1/sandbox/managedRunners/local');
-        return r.json.installStatus === 'RUNNER_INSTALL_STATUS_READY' && r.json.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED';
-      },
-      { timeoutMs: 120_000, what: 'default runner READY and CONNECTED' },
-    );
+    p = await startPlatformWithLocalRunner();
     // Listen where the usual services would (unless one already does), so an open port is a real target.
     for (const port of WELL_KNOWN) {
       const s = await listenWhereFree(port);
@@ -287,6 +279,24 @@ describe('escape suite: from inside default sandboxes of the local runner', () =
     await attempt(b, 'filesystem', "read or write the host's files and /proc knobs", PY.hostFiles);
     expect(escapes('filesystem')).toEqual([]);
   }, 300_000);
+
+  it('credentials: no platform token, database URL, NATS server or issued NATS user is readable in any process or file', async () => {
+    const sb = await run();
+    const { needles, credsFiles } = platformSecrets(p);
+    const r = await sb.exec(secretScanArgv({ needles, since: Date.now(), absent: credsFiles }), { timeoutSeconds: 120 }).result();
+    if (r.exitCode !== 0) throw new Error(`the credential scan did not run: exit ${r.exitCode}: ${r.stderrText.slice(-400)}`);
+    const report = JSON.parse(r.stdoutText) as SecretScanReport;
+    const found = [...report.hits.map((h) => `${h.needle} in ${h.where}`), ...report.present.map((f) => `${f} visible`)];
+    const c = report.counts;
+    attempts.push({
+      category: 'credentials',
+      name: "find the platform's credentials in /proc/*/environ, cmdline, open files, mounts and the filesystem",
+      escaped: found.length > 0,
+      detail: found.length ? found.join('; ') : `none of ${Object.keys(needles).length} values in ${c.environ} environs, ${c.cmdline} cmdlines, ${c.fds} open files, ${c.files} files (${c.bytes} bytes)`,
+    });
+    expect(c.files).toBeGreaterThan(10);
+    expect(escapes('credentials')).toEqual([]);
+  }, 120_000);
 
   it('privilege: mount, ptrace, setuid, nested namespaces all fail', async () => {
     const sb = await run();

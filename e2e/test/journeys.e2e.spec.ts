@@ -1,8 +1,8 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Sandbox } from '@paddock/sdk';
-import { credsSecrets, secretScanArgv, seedRunnerYaml, waitFor, type SecretScanReport } from '@paddock/testing';
-import { sh, startPlatform, type Platform } from '../src/platform';
+import { secretScanArgv, seedRunnerYaml, waitFor, type SecretScanReport } from '@paddock/testing';
+import { platformSecrets, sh, startPlatform, type Platform } from '../src/platform';
 
 /**
  * The product's documented journeys, black-box: the admin journey through `cwic`, the user journey
@@ -181,27 +181,9 @@ describe('journeys', () => {
 
     it('a default sandbox reads none of the platform’s secrets: tokens, database URL, NATS server and every issued NATS user', async () => {
       const since = Date.now();
-      // Every credentials file the platform issued on this machine: each runner's and each controller's.
-      const credsFiles = [
-        ...p.controllers.flatMap((c) => {
-          const runners = join(c.stateDir, 'runners');
-          return existsSync(runners) ? readdirSync(runners).map((r) => join(runners, r, 'nats.creds')).filter((f) => existsSync(f)) : [];
-        }),
-        ...readdirSync(join(p.workDir, 'controller-creds')).map((f) => join(p.workDir, 'controller-creds', f)),
-      ];
+      const { needles, credsFiles } = platformSecrets(p);
+      // Each runner's and each controller's.
       expect(credsFiles.length).toBeGreaterThanOrEqual(3);
-      const dbPassword = decodeURIComponent(new URL(p.databaseUrl).password);
-      const needles: Record<string, string> = {
-        'admin token': p.token,
-        DATABASE_URL: p.databaseUrl,
-        ...(dbPassword ? { 'database password': dbPassword } : {}),
-        NATS_URL: p.nats.url,
-      };
-      for (const f of credsFiles) {
-        const { jwt, seed } = credsSecrets(readFileSync(f, 'utf8'));
-        needles[`${f} JWT`] = jwt;
-        needles[`${f} seed`] = seed;
-      }
       const box = await Sandbox.run({ containers: [{ name: 'main' }] }, sdkOpts());
       try {
         const r = await box.exec(secretScanArgv({ needles, since, absent: credsFiles })).result();

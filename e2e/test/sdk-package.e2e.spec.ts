@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, waitFor } from '@paddock/testing';
-import { startPlatform, type Platform } from '../src/platform';
+import { REPO_ROOT } from '@paddock/testing';
+import { startPlatformWithLocalRunner, type Platform } from '../src/platform';
 
 /** The fenced code blocks of one language in the section that starts at `heading`. */
 function blocksUnder(markdownFile: string, heading: string, lang: string): string[] {
@@ -33,15 +33,7 @@ describe('the SDK in a project of its own', () => {
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    p = await startPlatform();
-    await p.startController('local', 'local', 'local');
-    await waitFor(
-      async () => {
-        const r = await p.cpApi<{ installStatus: string; connectionStatus: string }>('GET', '/v1/sandbox/managedRunners/local');
-        return r.json.installStatus === 'RUNNER_INSTALL_STATUS_READY' && r.json.connectionStatus === 'RUNNER_CONNECTION_STATUS_CONNECTED';
-      },
-      { timeoutMs: 120_000, what: 'the local runner READY and CONNECTED' },
-    );
+    p = await startPlatformWithLocalRunner();
     project = mkdtempSync(join(tmpdir(), 'paddock-sdk-user-'));
     const packed = run('pnpm', ['--filter', '@paddock/sdk', 'pack', '--pack-destination', project], REPO_ROOT);
     expect(packed.code, packed.out).toBe(0);

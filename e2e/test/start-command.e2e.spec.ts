@@ -39,6 +39,8 @@ describe('pnpm start', () => {
     const out = first.output();
     const token = /admin token\s+(\S+)/.exec(out)?.[1];
     expect(token).toMatch(/^pdk_/);
+    // The product SDKs' CWSANDBOX_BASE_URL.
+    expect(out).toContain(`gRPC/Connect   http://127.0.0.1:${env.GATEWAY_GRPC_PORT}`);
     const next = out
       .split('\n')
       .map((l) => l.trim())

@@ -80,7 +80,9 @@ async function main(): Promise<void> {
   const parsed = parseEnv({
     CONTROL_PLANE_PORT: '0',
     DATABASE_URL: pg.urlFor('paddock_bench'),
-    NATS_URL: nats.url,
+    // The control plane's own NATS user: the bench's server has authentication on, as every
+    // installation does.
+    ...(await nats.env('control-plane')),
     PADDOCK_BOOTSTRAP_TOKEN: adminToken,
     LOG_LEVEL: 'error',
     PADDOCK_MAINTENANCE_INTERVAL_MS: '0',

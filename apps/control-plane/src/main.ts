@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { AppConfig, parseEnv } from './config';
 import { createControlPlane } from './control-plane';
+import { exitOnInvalidEnvironment } from '@paddock/kit';
 import { controlPlaneLogger } from './infrastructure/logger';
 
 // Failures before the app's own logger exists, at the default level.
@@ -11,8 +12,7 @@ const early = controlPlaneLogger();
 async function main(): Promise<void> {
   const parsed = parseEnv(process.env);
   if (!parsed.ok) {
-    early.fatal(parsed.message);
-    process.exit(1);
+    exitOnInvalidEnvironment(early, parsed);
   }
   const config = new AppConfig(parsed.env);
   const log = new Logger('Main');

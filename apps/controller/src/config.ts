@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { requireEnvironment } from '@paddock/kit';
 import { z } from 'zod';
 
 const Env = z.object({
@@ -61,10 +62,5 @@ const Env = z.object({
 export type ControllerEnv = z.infer<typeof Env>;
 
 export function parseEnv(env: NodeJS.ProcessEnv): ControllerEnv {
-  const r = Env.safeParse(env);
-  if (!r.success) {
-    const lines = r.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new Error(`invalid controller configuration:\n${lines.join('\n')}`);
-  }
-  return r.data;
+  return requireEnvironment(Env, env, 'controller');
 }

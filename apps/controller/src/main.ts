@@ -1,4 +1,4 @@
-import { createServiceLogger } from '@paddock/kit';
+import { createServiceLogger, exitOnInvalidEnvironment, InvalidEnvironmentError } from '@paddock/kit';
 import { parseEnv, type ControllerEnv } from './config';
 import type { ControllerHandle } from './controller';
 
@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   try {
     env = parseEnv(process.env);
   } catch (e) {
+    if (e instanceof InvalidEnvironmentError) exitOnInvalidEnvironment(log, e);
     fail(e instanceof Error ? e.message : String(e));
   }
   const aborter = new AbortController();

@@ -1,4 +1,10 @@
 import { spawn } from 'node:child_process';
+import http2 from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
+import { create } from '@bufbuild/protobuf';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { SandboxSchema, SandboxService } from '@paddock/proto';
+import { grpcClient } from '../test/support/grpc-clients';
 import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Fastify from 'fastify';
@@ -102,3 +108,19 @@ export async function concurrentBwrapsMs(n: number): Promise<number[]> {
 }
 
 export const p50 = (s: number[]): number => latencyStats(s).p50;
+
+/**
+ * The gRPC stack alone: @grpc/grpc-js (the SDKs' client) calling a bare connect-node h2c server
+ * (the gateway's) whose GetSandbox answers at once: no auth, database or NATS.
+ */
+export async function grpcStackRoundTripMs(n: number): Promise<number[]> {
+  const server = http2.createServer(connectNodeAdapter({ routes: (r) => r.service(SandboxService, { getSandbox: () => create(SandboxSchema, { sandboxId: 'floor' }) }) }));
+  server.on('connection', (s: Socket) => s.setNoDelay(true));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const client = grpcClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  await client.unary('GetSandbox', { sandboxId: 'floor' });
+  const samples = await timeSequential(() => client.unary('GetSandbox', { sandboxId: 'floor' }), n);
+  client.close();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return samples;
+}

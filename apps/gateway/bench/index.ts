@@ -6,7 +6,8 @@ import { latencyStats, provisionGatewayRole, report, row, startNats, startPostgr
 import { startControlPlane } from '../test/support/control-plane';
 import { startRunner } from '../test/support/runners';
 import { IMAGE } from '../test/support/cluster';
-import { bwrapInCgroupMs, concurrentBwrapsMs, fastifyRoundTripMs, natsRequestReplyMs, p50, twoPgCommitsMs } from './floors';
+import { grpcClient } from '../test/support/grpc-clients';
+import { bwrapInCgroupMs, concurrentBwrapsMs, fastifyRoundTripMs, grpcStackRoundTripMs, natsRequestReplyMs, p50, twoPgCommitsMs } from './floors';
 
 /**
  * Gateway benchmarks beside the floor of the same path with bare parts, measured in this run.
@@ -34,9 +35,10 @@ async function main(): Promise<void> {
 
   const runner = startRunner({ runnerId: 'r-bench', organizationId: orgId, nats: await nats.env('runner', 'r-bench'), policy: {}, policyEtag, heartbeatMs: 1000, capacitySandboxes: 500 });
   const port = 18000 + Math.floor(Math.random() * 2000);
+  const grpcPort = port + 2000;
   // The gateway as its own process (its Nest shell injects by explicit tokens, so tsx runs it).
   const gateway: ChildProcess = spawn(process.execPath, ['--conditions=@paddock/source', '--import', 'tsx', join(__dirname, '..', 'src', 'main.ts')], {
-    env: { PATH: process.env.PATH, DATABASE_URL: gatewayDatabaseUrl, ...(await nats.env('gateway', 'gateway')), GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_LOG_LEVEL: 'error' },
+    env: { PATH: process.env.PATH, DATABASE_URL: gatewayDatabaseUrl, ...(await nats.env('gateway', 'gateway')), GATEWAY_PORT: String(port), GATEWAY_GRPC_PORT: String(grpcPort), GATEWAY_HOST: '127.0.0.1', GATEWAY_LOG_LEVEL: 'error' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   // An interrupted bench still tears down what it started (the helpers clean up on 'exit').
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
     progress('gateway up; measuring floors');
     // Floors of the bare parts (same machine, same run).
     const fastifyMs = await fastifyRoundTripMs(300);
+    const grpcStackMs = await grpcStackRoundTripMs(300);
     const pgMs = await twoPgCommitsMs(databaseUrl, 300);
     const natsMs = await natsRequestReplyMs(nats, 300);
     const bwrapMs = await bwrapInCgroupMs(Math.max(20, N));
@@ -167,6 +170,21 @@ async function main(): Promise<void> {
       lean.gw.push(await timeOnceMs(execViaGatewayHttp));
       lean.raw.push(await timeOnceMs(execStraight));
     }
+    progress('exec interleaved: gRPC (grpc-js, the SDKs\' stack), REST (node:http) and straight');
+    // The same exec through the coreweave.sandbox.v1 gRPC surface, one of each path in turn.
+    const grpc = grpcClient(`http://127.0.0.1:${grpcPort}`);
+    const execViaGrpc = async (): Promise<void> => {
+      const res = await grpc.unary('Exec', { sandboxId: sbId, command: ['true'] }, token).catch(() => null);
+      if (!res || res.exitCode !== 0) lost++;
+    };
+    await execViaGrpc(); // the channel connects on its first call
+    const overGrpc = { grpc: [] as number[], rest: [] as number[], raw: [] as number[] };
+    for (let i = 0; i < EXECS * 2; i++) {
+      overGrpc.grpc.push(await timeOnceMs(execViaGrpc));
+      overGrpc.rest.push(await timeOnceMs(execViaGatewayHttp));
+      overGrpc.raw.push(await timeOnceMs(execStraight));
+    }
+    grpc.close();
     agent.destroy();
     progress('exec interleaved: gateway, straight, relay (attribution)');
     // The same three paths, one request of each in turn: load that comes and goes on a shared
@@ -185,10 +203,12 @@ async function main(): Promise<void> {
     const bare = latencyStats(viaRelay);
     const [iGw, iRaw, iRelay] = [inter.gw, inter.raw, inter.relay].map((xs) => latencyStats(xs.filter((ms) => ms < 5_000)).p50) as [number, number, number];
     const [leanGw, leanRaw] = [lean.gw, lean.raw].map((xs) => latencyStats(xs.filter((ms) => ms < 5_000)).p50) as [number, number];
+    const [gGrpc, gRest, gRaw] = [overGrpc.grpc, overGrpc.rest, overGrpc.raw].map((xs) => latencyStats(xs.filter((ms) => ms < 5_000)).p50) as [number, number, number];
 
     const rows: BenchRow[] = [
       row('floor: fastify request', 'ms p50', [p50(fastifyMs)]),
       row('floor: two postgres commits', 'ms p50', [p50(pgMs)]),
+      row('floor: grpc-js unary to a bare connect-node h2c server', 'ms p50', [p50(grpcStackMs)], { note: 'the gRPC stack alone (client and server)' }),
       row('floor: nats request/reply', 'ms p50', [p50(natsMs)]),
       row('floor: bwrap spawn in cgroups', 'ms p50', [p50(bwrapMs)]),
       row('create → RUNNING sequential p50', 'ms', [seqStats.p50], { floor: { name: 'sum of bare parts p50', median: floorP50 }, target: '≤ 3× floor' }),
@@ -203,6 +223,13 @@ async function main(): Promise<void> {
         target: '< 2 ms',
         note: lost ? `${lost} exec replies lost or timed out (excluded)` : undefined,
       }),
+      row('exec round trip via gRPC p50 (grpc-js unary Exec, interleaved with REST and NATS)', 'ms', [gGrpc], {
+        floor: { name: 'exec straight to runner (NATS) p50', median: gRaw },
+      }),
+      row('exec round trip via REST p50 (node:http keep-alive, interleaved with gRPC and NATS)', 'ms', [gRest], {
+        floor: { name: 'exec straight to runner (NATS) p50', median: gRaw },
+      }),
+      row('gRPC minus REST on exec p50 (same interleave)', 'ms', [gGrpc - gRest], { note: 'attribution: the gRPC stack (HTTP/2 framing, protobuf) against REST JSON' }),
       row('exec round trip via gateway p50 (fetch)', 'ms', [gw.p50], { floor: { name: 'exec straight to runner (NATS) p50', median: raw.p50 } }),
       row('exec round trip via gateway p99 (fetch)', 'ms', [gw.p99], { floor: { name: 'exec straight to runner (NATS) p99', median: raw.p99 } }),
       row('GET /healthz via fetch p50 (HTTP client + server, no auth)', 'ms', [health.p50], { note: 'attribution' }),

@@ -1,4 +1,4 @@
-import { createServiceLogger, type ServiceLogger } from '@paddock/kit';
+import { createServiceLogger, exitOnInvalidEnvironment, InvalidEnvironmentError, type ServiceLogger } from '@paddock/kit';
 import { createGateway, gatewayLogger } from './app';
 import { parseGatewayEnv } from './config/env';
 
@@ -29,6 +29,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
+  if (e instanceof InvalidEnvironmentError) exitOnInvalidEnvironment(log, e);
   log.fatal('gateway failed to start', { error: e instanceof Error ? e.message : String(e) });
   process.exit(1);
 });

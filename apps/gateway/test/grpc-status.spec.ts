@@ -39,7 +39,7 @@ describe('Paddock errors as google.rpc.Status', () => {
     } as const;
     for (const [code, grpc] of Object.entries(codes)) expect(toConnectError(new PaddockError(code as keyof typeof codes, 'm')).code).toBe(grpc);
     const hidden = toConnectError(new Error('pg: connection refused at 10.0.0.3'));
-    expect([hidden.code, hidden.rawMessage, hidden.details]).toEqual([Code.Internal, 'internal error', []]);
+    expect([hidden.code, hidden.rawMessage, hidden.details]).toEqual([Code.Internal, 'internal error; retry later or report the request id', []]);
     const already = new ConnectError('kept', Code.Canceled);
     expect(toConnectError(already)).toBe(already);
   });

@@ -376,6 +376,10 @@ describe('coreweave.sandbox.v1 over gRPC and Connect', () => {
     const restNotFound = restErrorFacts((await rest('GET', '/v1/sandboxes/sb-missing')).json);
     expect([ce.code, ce.rawMessage, ce.findDetails(ErrorInfoSchema)[0]?.reason]).toEqual([Code.NotFound, restNotFound.message, restNotFound.reason]);
 
+    // Connect over HTTP/2 on the gRPC port answers the same.
+    const h2 = connectClient(c.gw.grpc.url, c.token, '2');
+    expect(Buffer.from((await h2.readFile({ sandboxId: sb.sandboxId, path: '/tmp/c.txt' })).content).toString()).toBe('via connect');
+
     // A hand-written Connect request: an auth failure is REST's 401 JSON, code and message alike.
     const raw = await fetch(`${c.gw.url}/coreweave.sandbox.v1.SandboxService/GetSandbox`, {
       method: 'POST',

@@ -5,7 +5,7 @@ import { parseRunnerEnv } from './config/env';
 import { initialConfigFile, natsSettings, optionsFromEnv } from './config/options';
 import { createBackend } from './backend/create-backend';
 import { decommission } from './decommission';
-import { nestLoggerFor, type ServiceLogger } from '@paddock/kit';
+import { exitOnInvalidEnvironment, nestLoggerFor, type ServiceLogger } from '@paddock/kit';
 import { runnerLogger } from './runner';
 
 // Until the environment is read, at the default level.
@@ -19,8 +19,7 @@ let log: ServiceLogger = runnerLogger();
 async function main(): Promise<void> {
   const parsed = parseRunnerEnv(process.env);
   if (!parsed.ok) {
-    log.fatal('invalid runner configuration', { errors: parsed.errors });
-    process.exit(2);
+    exitOnInvalidEnvironment(log, parsed);
   }
   log = runnerLogger(parsed.env.LOG_LEVEL, parsed.env.LOG_FORMAT);
   if (parsed.env.PADDOCK_RUNNER_MODE === 'decommission') {

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import {
+  sql,
+  type CompiledQuery,
+  type Expression,
+  type Kysely,
+  type QueryExecutorProvider,
+  type RawBuilder,
+  type SqlBool,
+  type Transaction,
+} from 'kysely';
 import { PaddockError } from '@paddock/contracts';
 import { ExpectedVersionConflictError, IdempotencyConflictError, invalidAppend } from './errors';
 import {
@@ -15,17 +24,14 @@ import { logWakerOf } from './postgres';
 import type {
   AppendOptions,
   AppendResult,
-  Decider,
   EventStoreTables,
   ExpectedVersion,
   IdempotencyOptions,
-  InlineProjection,
   NewEvent,
   RecordedEvent,
 } from './types';
 
-export interface EventStoreOptions<DB> {
-  inlineProjections?: InlineProjection<DB>[];
+export interface EventStoreOptions {
   /**
    * Nudge log consumers after each commit (coalesced, see LogWaker). Default true when a waker
    * is available (given, or the db came from createPostgresDb).
@@ -34,15 +40,29 @@ export interface EventStoreOptions<DB> {
   waker?: LogWaker;
 }
 
-export type Folder<S> = Pick<Decider<S>, 'initialState' | 'evolve'>;
-
-export interface HandleOptions {
-  /** When given, it is used as is and conflicts are not retried (the caller holds a stale etag). */
-  expectedVersion?: ExpectedVersion;
-  idempotency?: IdempotencyOptions;
-  /** Retries of load → decide → append after a conflict (default 3). */
-  retries?: number;
+/** How a stream folds into state (see {@link EventStore.aggregate}). */
+export interface Folder<S> {
+  initialState(): S;
+  evolve(state: S, event: RecordedEvent): S;
 }
+
+/**
+ * A statement on the caller's own tables (an UPDATE, DELETE or INSERT with RETURNING): a kysely
+ * query builder or an `sql` fragment. The type of its RETURNING rows is what the append returns.
+ */
+export interface ProjectionStatement<R> {
+  compile(executorProvider: QueryExecutorProvider): CompiledQuery<R>;
+}
+
+/**
+ * The read-model write of {@link EventStore.appendProjected}, built around `ifAppended`: the
+ * store's condition that the append happened (put it in the statement's WHERE). The store owns
+ * what the condition refers to; a projection never names the store's internals.
+ */
+export type Projection<R> = (ifAppended: Expression<SqlBool>) => ProjectionStatement<R>;
+
+/** The condition handed to projections: the stream moved in this statement (see appendProjected). */
+const IF_APPENDED = sql<SqlBool>`EXISTS (SELECT 1 FROM es_moved)`;
 
 interface IdempotencyRow {
   stream_id: string;
@@ -71,24 +91,21 @@ function pgErrorOf(e: unknown): { code?: string; constraint?: string } {
 /**
  * Streams with optimistic concurrency over Postgres (STYLE B.3). Generic over the caller's
  * database type `DB`: the store writes its own `es_*` tables with raw SQL, so any `Kysely<DB>`
- * works and inline projections receive the caller's own `Transaction<DB>`.
+ * works and a caller's transaction (`opts.trx`) is its own `Transaction<DB>`.
  */
 export class EventStore<DB = EventStoreTables> {
-  private readonly projections: InlineProjection<DB>[];
   private readonly waker: LogWaker | undefined;
 
   constructor(
     private readonly db: Kysely<DB>,
-    opts: EventStoreOptions<DB> = {},
+    opts: EventStoreOptions = {},
   ) {
-    this.projections = opts.inlineProjections ?? [];
     this.waker = opts.notify === false ? undefined : (opts.waker ?? logWakerOf(db));
   }
 
   /**
    * Appends `events` to a stream in one transaction: idempotency claim, conditional move of the
-   * stream version (the expected-version check IS that statement), message insert, inline
-   * projections. With `opts.trx` it joins the caller's transaction; call {@link nudge} (or use
+   * stream version (the expected-version check IS that statement), message insert. With `opts.trx` it joins the caller's transaction; call {@link nudge} (or use
    * {@link transaction}) after that commits so consumers wake at once instead of at their poll.
    */
   async append(
@@ -134,69 +151,6 @@ export class EventStore<DB = EventStoreTables> {
     let state = decider.initialState();
     for (const e of events) state = decider.evolve(state, e);
     return { state, version: events[events.length - 1]?.streamPosition ?? 0 };
-  }
-
-  /**
-   * load → decide → append with the loaded version as the expectation. A conflict means someone
-   * appended in between: reload and decide again (up to `retries`), unless the caller pinned
-   * `expectedVersion`. An idempotency key seen before replays the first result without deciding.
-   */
-  async handle<S>(
-    streamId: string,
-    streamType: string,
-    decider: Folder<S>,
-    decide: (state: S, version: number) => NewEvent[],
-    opts: HandleOptions = {},
-  ): Promise<AppendResult & { state: S }> {
-    const retries = opts.retries ?? 3;
-    for (let attempt = 0; ; attempt++) {
-      if (opts.idempotency) {
-        const seen = await this.findIdempotent(opts.idempotency.key);
-        if (seen) {
-          checkRequestHash(opts.idempotency, seen.requestHash);
-          const { state, version } = await this.aggregate(streamId, decider);
-          const stored = await this.storedOutcome(opts.idempotency.key);
-          return {
-            ...(stored ?? {
-              streamPosition: version,
-              globalPositions: [],
-              transactionId: '',
-              replayed: true,
-            }),
-            result: seen.result,
-            state,
-          };
-        }
-      }
-      const { state, version } = await this.aggregate(streamId, decider);
-      const events = decide(state, version);
-      if (events.length === 0) {
-        return {
-          streamPosition: version,
-          globalPositions: [],
-          transactionId: '',
-          replayed: false,
-          state,
-        };
-      }
-      try {
-        const { result, recorded } = await this.appendWithEvents(streamId, streamType, events, {
-          expectedVersion: opts.expectedVersion ?? version,
-          ...(opts.idempotency ? { idempotency: opts.idempotency } : {}),
-        });
-        if (result.replayed)
-          {return { ...result, state: (await this.aggregate(streamId, decider)).state };}
-        let next = state;
-        for (const e of recorded) next = decider.evolve(next, e);
-        return { ...result, state: next };
-      } catch (e) {
-        const retryable =
-          e instanceof ExpectedVersionConflictError &&
-          opts.expectedVersion === undefined &&
-          attempt < retries;
-        if (!retryable) throw e;
-      }
-    }
   }
 
   async findIdempotent(
@@ -247,7 +201,7 @@ export class EventStore<DB = EventStoreTables> {
     validateAppend(streamId, streamType, events, opts.expectedVersion);
     if (opts.trx) return this.appendIn(opts.trx, streamId, streamType, events, opts);
     let outcome: AppendOutcome;
-    if (!opts.idempotency && this.projections.length === 0) {
+    if (!opts.idempotency) {
       // Nothing else has to share the transaction: the single append statement runs in
       // autocommit, one round trip instead of BEGIN / statement / COMMIT.
       outcome = await this.appendEvents(
@@ -300,12 +254,6 @@ export class EventStore<DB = EventStoreTables> {
       events,
       opts.expectedVersion,
     );
-    const { recorded } = outcome;
-    for (const p of this.projections) {
-      const mine = p.handles ? recorded.filter((e) => p.handles?.includes(e.type)) : recorded;
-      if (mine.length > 0) await p.apply(trx, mine);
-    }
-
     if (idem) {
       await sql`
         UPDATE es_idempotency
@@ -384,20 +332,24 @@ export class EventStore<DB = EventStoreTables> {
    * the conditional stream move, the message insert and the caller's `project` statement are
    * data-modifying CTEs of the same statement, so they commit or vanish together.
    *
-   * `project` is an UPDATE, DELETE or INSERT on the caller's tables, with RETURNING for the rows
-   * it wants back. It MUST be conditional on the move, by referencing the CTE `es_moved` (e.g.
-   * `… WHERE EXISTS (SELECT 1 FROM es_moved)`): when the expectation fails, `es_moved` is empty,
-   * nothing is written and {@link ExpectedVersionConflictError} is thrown. `lockFirst`, when
-   * given, is a `SELECT … FOR UPDATE` run before the stream row is locked, for callers whose
-   * other writers lock their read-model row before the stream (a consistent lock order).
+   * `project` builds the caller's statement around `ifAppended` (see {@link Projection}); a
+   * statement that leaves it out is refused, since it would write even when the expectation
+   * fails. When the expectation fails nothing is written and {@link ExpectedVersionConflictError}
+   * is thrown. `lockFirst`, when given, is a `SELECT … FOR UPDATE` run before the stream row is
+   * locked, for callers whose other writers lock their read-model row before the stream (a
+   * consistent lock order); the append then also needs that row to exist.
    * Returned row columns must not start with `es_`.
    */
   async appendProjected<R extends object>(
     streamId: string,
     streamType: string,
     events: NewEvent[],
-    opts: { expectedVersion: ExpectedVersion; project: RawBuilder<unknown>; lockFirst?: RawBuilder<unknown> },
+    opts: { expectedVersion: ExpectedVersion; project: Projection<R>; lockFirst?: RawBuilder<unknown> },
   ): Promise<{ result: AppendResult; rows: R[] }> {
+    const project = opts.project(IF_APPENDED);
+    if (!project.compile(this.db).sql.includes(IF_APPENDED.compile(this.db).sql)) {
+      throw invalidAppend('project', 'must be conditional on the append (use ifAppended in its WHERE)', 'a projection that ignores the condition writes even when the expected version fails');
+    }
     validateAppend(streamId, streamType, events, opts.expectedVersion);
     const count = events.length;
     const lock = opts.lockFirst ? sql`es_locked AS (${opts.lockFirst}),` : sql``;
@@ -418,7 +370,7 @@ export class EventStore<DB = EventStoreTables> {
             FROM es_moved CROSS JOIN (VALUES ${eventValues(events)}) AS v(ord, id, type, ver, data, meta)
            ORDER BY v.ord
           RETURNING global_position, transaction_id),
-        es_projected AS (${opts.project})
+        es_projected AS (${project})
         SELECT m.stream_position AS es_stream_position,
                (SELECT array_agg(a.global_position::text ORDER BY a.global_position) FROM es_appended a) AS es_global_positions,
                (SELECT min(a.transaction_id::text) FROM es_appended a) AS es_transaction_id,

@@ -7,8 +7,6 @@ export type {
   AppendOptions,
   AppendResult,
   LogCursor,
-  InlineProjection,
-  Decider,
   EventStoreTables,
 } from './types';
 export { START_CURSOR } from './types';
@@ -17,7 +15,13 @@ export {
   IdempotencyConflictError,
   CheckpointConflictError,
 } from './errors';
-export { EventStore, type EventStoreOptions, type Folder, type HandleOptions } from './event-store';
+export {
+  EventStore,
+  type EventStoreOptions,
+  type Folder,
+  type Projection,
+  type ProjectionStatement,
+} from './event-store';
 export {
   readAll,
   readPositions,

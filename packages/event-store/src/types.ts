@@ -85,21 +85,6 @@ export interface LogCursor {
 
 export const START_CURSOR: LogCursor = Object.freeze({ transactionId: '0', globalPosition: '0' });
 
-/** A read model updated inside the append transaction (read-your-writes). */
-export interface InlineProjection<DB = EventStoreTables> {
-  name: string;
-  /** Event types this projection handles; every type when absent. */
-  handles?: string[];
-  apply(trx: Transaction<DB>, events: RecordedEvent[]): Promise<void>;
-}
-
-/** emmett's Decider shape, re-declared so domain code depends on our type. */
-export interface Decider<S, E extends NewEvent = NewEvent, C = unknown> {
-  initialState(): S;
-  evolve(state: S, event: RecordedEvent): S;
-  decide?(command: C, state: S): E[];
-}
-
 /** Row shapes of the store's own tables (for callers that want typed reads). */
 export interface EventStoreTables {
   es_streams: {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import { EventStore, ExpectedVersionConflictError, type NewEvent } from '../src';
 import { settle, usePostgres } from './support';
 
@@ -25,8 +25,8 @@ async function created(store: EventStore<unknown>, db: Kysely<unknown>, id: stri
 function increment(id: string, by: number, version: number) {
   return {
     lockFirst: sql`SELECT id FROM counters WHERE id = ${id} FOR UPDATE`,
-    project: sql`UPDATE counters SET count = count + ${by}::int, version = ${version}::int
-                  WHERE id = ${id} AND EXISTS (SELECT 1 FROM es_moved) RETURNING id, count, version`,
+    project: (ifAppended: Expression<SqlBool>) => sql<CounterRow>`UPDATE counters SET count = count + ${by}::int, version = ${version}::int
+                  WHERE id = ${id} AND ${ifAppended} RETURNING id, count, version`,
   };
 }
 
@@ -115,7 +115,7 @@ describe('appendProjected: append and read-model update in one statement', () =>
 
     const out = await store.appendProjected<{ id: string }>('c-5', 'counter', [ev('Removed')], {
       expectedVersion: 1,
-      project: sql`DELETE FROM counters WHERE id = 'c-5' AND EXISTS (SELECT 1 FROM es_moved) RETURNING id`,
+      project: (ifAppended) => sql<{ id: string }>`DELETE FROM counters WHERE id = 'c-5' AND ${ifAppended} RETURNING id`,
     });
 
     expect(out.result.streamPosition).toBe(2);
@@ -132,11 +132,45 @@ describe('appendProjected: append and read-model update in one statement', () =>
 
     const out = await store.appendProjected<CounterRow>('c-7', 'counter', [ev('Incremented')], {
       expectedVersion: 1,
-      project: sql`UPDATE counters SET count = count + 1 WHERE id = 'c-7' AND EXISTS (SELECT 1 FROM es_moved) RETURNING id, count, version`,
+      project: (ifAppended) => sql<CounterRow>`UPDATE counters SET count = count + 1 WHERE id = 'c-7' AND ${ifAppended} RETURNING id, count, version`,
     });
 
     expect(out.result.streamPosition).toBe(2);
     expect(out.rows).toEqual([]);
+  });
+
+  it('takes a kysely query builder as the projection, its RETURNING rows typed', async () => {
+    const { db } = await pg.fresh();
+    await counterTable(db);
+    const typed = db as unknown as Kysely<{ counters: CounterRow }>;
+    const store = new EventStore(typed);
+    await store.append('c-8', 'counter', [ev('Created')], { expectedVersion: 'no_stream' });
+    await sql`INSERT INTO counters VALUES ('c-8', 0, 1)`.execute(db);
+
+    const out = await store.appendProjected('c-8', 'counter', [ev('Incremented')], {
+      expectedVersion: 1,
+      project: (ifAppended) =>
+        typed.updateTable('counters').set({ count: 1, version: 2 }).where('id', '=', 'c-8').where(ifAppended).returning(['id', 'count']),
+    });
+
+    expect(out.rows).toEqual([{ id: 'c-8', count: 1 }]);
+    expect(await rowOf(db, 'c-8')).toEqual({ id: 'c-8', count: 1, version: 2 });
+  });
+
+  it('refuses a projection that is not conditional on the append, naming the field, and writes nothing', async () => {
+    const { db } = await pg.fresh();
+    await counterTable(db);
+    const store = new EventStore(db);
+    await created(store, db, 'c-9');
+
+    await expect(
+      store.appendProjected('c-9', 'counter', [ev('Incremented')], {
+        expectedVersion: 1,
+        project: () => sql`UPDATE counters SET count = 99 WHERE id = 'c-9' RETURNING id`,
+      }),
+    ).rejects.toThrow(/project/);
+    expect(await store.readStream('c-9')).toHaveLength(1);
+    expect(await rowOf(db, 'c-9')).toEqual({ id: 'c-9', count: 0, version: 1 });
   });
 
   it('refuses lockFirst on an append that would create the stream, naming the field', async () => {

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
 import { PaddockError } from '@paddock/contracts';
 import {
   EventStore,
   ExpectedVersionConflictError,
   IdempotencyConflictError,
-  type InlineProjection,
   type NewEvent,
   type RecordedEvent,
 } from '../src';
@@ -247,36 +245,7 @@ describe('idempotency keys', () => {
   });
 });
 
-describe('inline projections', () => {
-  it('run inside the append transaction: a failing projection rolls the append back', async () => {
-    const { db } = await pg.fresh();
-    await sql`CREATE TABLE counts (stream_id text PRIMARY KEY, n int NOT NULL)`.execute(db);
-    const projection: InlineProjection<unknown> = {
-      name: 'counts',
-      handles: ['Incremented'],
-      async apply(trx: Transaction<unknown>, events) {
-        for (const e of events) {
-          if ((e.data as { boom?: boolean }).boom) throw new Error('projection failed');
-          await sql`INSERT INTO counts VALUES (${e.streamId}, 1) ON CONFLICT (stream_id) DO UPDATE SET n = counts.n + 1`.execute(
-            trx,
-          );
-        }
-      },
-    };
-    const store = new EventStore(db, { inlineProjections: [projection] });
-    await store.append('p-1', 't', [ev('Created'), ev('Incremented'), ev('Incremented')], {
-      expectedVersion: 0,
-    });
-    await expect(
-      store.append('p-1', 't', [ev('Incremented', { boom: true })], { expectedVersion: 3 }),
-    ).rejects.toThrow('projection failed');
-    const { rows } = await sql<{ n: number }>`SELECT n FROM counts WHERE stream_id = 'p-1'`.execute(
-      db,
-    );
-    expect(rows[0]?.n).toBe(2);
-    expect(await countMessages(store, 'p-1')).toBe(3);
-  });
-
+describe('caller transactions', () => {
   it('joins the caller transaction when given one', async () => {
     const { db } = await pg.fresh();
     const store = new EventStore(db);
@@ -295,50 +264,14 @@ describe('inline projections', () => {
   });
 });
 
-describe('handle: load, decide, append', () => {
-  it('retries conflicts so 20 concurrent increments all land exactly once', async () => {
-    const { db } = await pg.fresh({ max: 20 });
-    const store = new EventStore(db);
-    const { ok, errors } = await settle(
-      Array.from({ length: 20 }, () =>
-        store.handle('h-1', 'counter', counter, () => [ev('Incremented')], { retries: 50 }),
-      ),
-    );
-    expect(errors).toEqual([]);
-    expect(ok).toHaveLength(20);
-    const { state, version } = await store.aggregate('h-1', counter);
-    expect(state.count).toBe(20);
-    expect(version).toBe(20);
-    expect(new Set(ok.map((r) => r.streamPosition)).size).toBe(20);
-  });
-
-  it('does not retry when the caller pinned the expected version, and replays idempotent commands', async () => {
+describe('aggregate', () => {
+  it('folds a stream into state and reports the position of its last event (0 when empty)', async () => {
     const { db } = await pg.fresh();
     const store = new EventStore(db);
-    const r1 = await store.handle(
-      'h-2',
-      'counter',
-      counter,
-      (s) => (s.count === 0 ? [ev('Incremented')] : []),
-      {
-        idempotency: { key: 'cmd-1', result: { ok: 1 } },
-      },
-    );
-    expect(r1).toMatchObject({ streamPosition: 1, replayed: false, state: { count: 1 } });
-    const r2 = await store.handle('h-2', 'counter', counter, () => [ev('Incremented')], {
-      idempotency: { key: 'cmd-1' },
+    expect(await store.aggregate('f-1', counter)).toEqual({ state: { count: 0 }, version: 0 });
+    await store.append('f-1', 'counter', [ev('Incremented'), ev('Renamed'), ev('Incremented')], {
+      expectedVersion: 'no_stream',
     });
-    expect(r2).toMatchObject({
-      replayed: true,
-      result: { ok: 1 },
-      streamPosition: 1,
-      state: { count: 1 },
-    });
-    await expect(
-      store.handle('h-2', 'counter', counter, () => [ev('Incremented')], { expectedVersion: 0 }),
-    ).rejects.toBeInstanceOf(ExpectedVersionConflictError);
-    const noop = await store.handle('h-2', 'counter', counter, () => []);
-    expect(noop).toMatchObject({ streamPosition: 1, globalPositions: [], state: { count: 1 } });
-    expect(await countMessages(store, 'h-2')).toBe(1);
+    expect(await store.aggregate('f-1', counter)).toEqual({ state: { count: 2 }, version: 3 });
   });
 });

@@ -3,3 +3,6 @@ export * from './log/request-context';
 export * from './log/nest-logger';
 export { prettyLine } from './log/pretty';
 export * from './http/request-id';
+export * from './http/errors';
+export * from './validation/violations';
+export * from './config/environment';

@@ -10,7 +10,7 @@ import type {
 import * as m_contracts from '@paddock/contracts';
 import { type CompiledPolicy } from './compile';
 import * as m_defaults from './defaults';
-import { type Amount, type Dimension, type DimensionRead } from './dimensions';
+import { type Dimension, type DimensionRead } from './dimensions';
 import * as m_dimensions from './dimensions';
 import * as m_quantity from './quantity';
 import { type ContainerRead } from './spec/container';
@@ -38,12 +38,10 @@ const { join } = m_violations;
 export interface MergedContainer {
   path: string;
   out: ResolvedContainer;
-  /** Every cpu/memory amount that applies (written, or the default), for the bounds checks. */
-  cpu: Amount[];
-  memory: Amount[];
-  /** Limits declared explicitly or supplied by a policy default (see requireLimits). */
-  cpuLimitDeclared: boolean;
-  memoryLimitDeclared: boolean;
+  /** Every cpu/memory amount that applies (written, or the default) and whether a limit was
+   * declared or supplied by a policy default (see requireLimits), for the bounds checks. */
+  cpu: DimensionRead;
+  memory: DimensionRead;
   gpuPath: string;
   /** The request named the image (else a platform or runner default applies). */
   specImage: boolean;
@@ -67,56 +65,49 @@ export interface Merged {
 }
 
 /**
- * A quantity the spec left unset: the policy's default (which also counts as a declared limit),
- * else the platform's. With a policy default request (Paddock extension), the request is that
- * and the limit stays the default limit (the policy's, else the platform's), as a Kubernetes
- * LimitRange's `defaultRequest` and `default` do.
+ * Fills a dimension the request left unset, in place: the policy's default (which also counts as
+ * a declared limit), else the platform's. With a policy default request (Paddock extension) the
+ * request is that and the limit stays the default limit (the policy's, else the platform's), as a
+ * Kubernetes LimitRange's `defaultRequest` and `default` do. Returns the layer the value came from.
  */
-function defaultDimension(path: string, d: Dimension, p: CompiledPolicy, declared: boolean): MergedDimension {
+function fillDefault(r: DimensionRead, path: string, d: Dimension, p: CompiledPolicy): ValueSource {
   const b = boundsOf(p, d);
   const limitFromPolicy = b.default !== undefined;
   const limit = limitFromPolicy ? (b.default as number) : d.platformDefault;
-  const limitRaw = limitFromPolicy ? (b.defaultRaw ?? d.format(limit)) : d.format(limit);
-  const limitSource: ValueSource = limitFromPolicy ? 'policy' : 'platform';
-  const limitDeclared = declared || limitFromPolicy;
-  if (b.defaultRequest === undefined) {
-    const a: Amount = { path, value: limit, raw: limitRaw, isRequest: true, source: limitSource };
-    return { amounts: [a], request: limit, limit, limitDeclared, source: limitSource };
-  }
+  const raw = limitFromPolicy ? (b.defaultRaw ?? d.format(limit)) : d.format(limit);
+  const source: ValueSource = limitFromPolicy ? 'policy' : 'platform';
+  if (limitFromPolicy) r.limitDeclared = true;
+  r.limit = limit;
   const request = b.defaultRequest;
-  const amounts: Amount[] = [
+  if (request === undefined) {
+    r.amounts.push({ path, value: limit, raw, isRequest: true, source });
+    r.request = limit;
+    return source;
+  }
+  r.request = request;
+  r.amounts.push(
     { path, value: request, raw: b.defaultRequestRaw ?? d.format(request), isRequest: true, source: 'policy' },
-    { path, value: limit, raw: limitRaw, isRequest: false, source: limitSource },
-  ];
-  return { amounts, request, limit, limitDeclared, source: 'policy' };
+    { path, value: limit, raw, isRequest: false, source },
+  );
+  return 'policy';
 }
 
-interface MergedDimension {
-  amounts: Amount[];
-  request: number;
-  limit: number;
-  limitDeclared: boolean;
-  source: ValueSource;
-}
-
+/**
+ * Fills one dimension of a container in place (the read is the merge's own from here on): a
+ * dimension the request left unset takes the default; a limit alone is also the request, a
+ * request alone also the limit. Returns the layer the value came from.
+ */
 function mergeDimension(
   r: DimensionRead,
   d: Dimension,
   path: string,
   p: CompiledPolicy,
-): MergedDimension {
-  if (r.request === undefined && r.limit === undefined) {
-    const m = defaultDimension(join(path, `resources.${d.key}`), d, p, r.limitDeclared);
-    return { ...m, amounts: r.amounts.concat(m.amounts) };
-  }
+): ValueSource {
+  if (r.request === undefined && r.limit === undefined) return fillDefault(r, join(path, `resources.${d.key}`), d, p);
   const request = r.request ?? r.limit ?? 0;
-  return {
-    amounts: r.amounts,
-    request,
-    limit: r.limit ?? request,
-    limitDeclared: r.limitDeclared,
-    source: 'spec',
-  };
+  r.request = request;
+  r.limit = r.limit ?? request;
+  return 'spec';
 }
 
 function mergeContainer(
@@ -124,17 +115,17 @@ function mergeContainer(
   p: CompiledPolicy,
   caps: RunnerCapabilities,
 ): MergedContainer {
-  const cpu = mergeDimension(r.cpu, CPU, r.path, p);
-  const memory = mergeDimension(r.memory, MEMORY, r.path, p);
+  const cpuSource = mergeDimension(r.cpu, CPU, r.path, p);
+  const memorySource = mergeDimension(r.memory, MEMORY, r.path, p);
   const gpuCount = r.gpu?.count ?? 0;
   const requests = {
-    cpuMillis: cpu.request,
-    memoryBytes: memory.request,
+    cpuMillis: r.cpu.request,
+    memoryBytes: r.memory.request,
     gpuCount,
   } as ResolvedContainer['resources']['requests'];
   const limits = {
-    cpuMillis: cpu.limit,
-    memoryBytes: memory.limit,
+    cpuMillis: r.cpu.limit,
+    memoryBytes: r.memory.limit,
     gpuCount,
   } as ResolvedContainer['resources']['limits'];
   if (r.gpu?.type !== undefined) requests.gpuType = limits.gpuType = r.gpu.type;
@@ -155,16 +146,14 @@ function mergeContainer(
       workingDir: r.workingDir,
       primary: false,
       resources: { requests, limits },
-      resourceSources: { cpu: cpu.source, memory: memory.source },
+      resourceSources: { cpu: cpuSource, memory: memorySource },
       securityContext: r.securityContext,
       files: r.files,
       volumeMounts: r.volumeMounts,
       passthrough: r.passthrough,
     },
-    cpu: cpu.amounts,
-    memory: memory.amounts,
-    cpuLimitDeclared: cpu.limitDeclared,
-    memoryLimitDeclared: memory.limitDeclared,
+    cpu: r.cpu,
+    memory: r.memory,
     gpuPath: r.gpuPath,
     specImage,
   };

@@ -17,7 +17,7 @@ import {
 } from './network';
 import { PLATFORM_DEFAULTS } from './defaults';
 import { parseCpuMillis, parseMemoryBytes } from './quantity';
-import { addViolation, idx, join, neverThrows, show, sortViolations, type Sink } from './violations';
+import { addViolation, idx, join, internalError, show, sortViolations, type Sink } from './violations';
 
 /**
  * Policy validation (issue 2 point 1): structure through the contracts' zod schema, then every
@@ -590,7 +590,11 @@ function addBestEffortSemantics(doc: Record<string, unknown>, sink: Sink): void 
 
 /** Validates a camelCase policy document (already parsed from JSON/YAML). Never throws. */
 export function validatePolicy(doc: unknown): ValidatePolicyResult {
-  return neverThrows('policy', 'policy could not be validated', validatePolicyUnsafe, doc);
+  try {
+    return validatePolicyUnsafe(doc);
+  } catch (e) {
+    return internalError('policy', 'policy could not be validated', e);
+  }
 }
 
 function validatePolicyUnsafe(doc: unknown): ValidatePolicyResult {

@@ -1,4 +1,5 @@
 import { API_TOKEN_PATTERN } from '@paddock/contracts';
+import { parseEnvironment, type EnvironmentResult } from '@paddock/kit';
 import { z } from 'zod';
 
 /**
@@ -56,13 +57,6 @@ export const EnvSchema = z.object({
 export type Env = z.infer<typeof EnvSchema>;
 
 /** Parses the environment; on failure returns a readable multi-line message instead of throwing. */
-export function parseEnv(
-  source: Record<string, string | undefined>,
-): { ok: true; env: Env } | { ok: false; message: string } {
-  // Empty strings count as unset, as most deploy tools render unset variables as "".
-  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
-  const r = EnvSchema.safeParse(cleaned);
-  if (r.success) return { ok: true, env: r.data };
-  const lines = r.error.issues.map((i) => `  - ${i.path.join('.') || '(root)'}: ${i.message}`);
-  return { ok: false, message: `invalid control-plane configuration:\n${lines.join('\n')}` };
+export function parseEnv(source: Record<string, string | undefined>): EnvironmentResult<Env> {
+  return parseEnvironment(EnvSchema, source, 'control-plane');
 }

@@ -12,7 +12,6 @@ export const LABEL_CLUSTER = LABELS.clusterId;
 export const LABEL_COMPONENT = LABELS.component;
 export const LABEL_MANAGED_BY = LABELS.managedBy;
 export const ANNOTATION_REVISION = ANNOTATIONS.revision;
-export const ANNOTATION_POLICY_ETAG = ANNOTATIONS.policyEtag;
 
 export const runnerNamespace = (runnerId: string): string => clip(`paddock-runner-${runnerId}`);
 export const sandboxNamespace = (runnerId: string): string => clip(`paddock-sandboxes-${runnerId}`);

@@ -1,4 +1,5 @@
 import { parseCidr } from '@paddock/policy';
+import { InvalidEnvironmentError, requireEnvironment } from '@paddock/kit';
 import { z } from 'zod';
 import { parseConsoleOrigins } from '../http/cors';
 
@@ -103,14 +104,11 @@ export interface GatewayConfig {
 }
 
 export function parseGatewayEnv(env: Record<string, string | undefined>): GatewayConfig {
-  const r = GatewayEnvSchema.safeParse(env);
-  if (!r.success) {
-    const lines = r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new Error(`invalid gateway configuration:\n  ${lines.join('\n  ')}`);
-  }
-  const e = r.data;
+  const e = requireEnvironment(GatewayEnvSchema, env, 'gateway');
   if (Boolean(e.GATEWAY_GRPC_TLS_CERT) !== Boolean(e.GATEWAY_GRPC_TLS_KEY)) {
-    throw new Error('invalid gateway configuration:\n  GATEWAY_GRPC_TLS_CERT and GATEWAY_GRPC_TLS_KEY: set both (TLS) or neither (cleartext)');
+    throw new InvalidEnvironmentError('invalid gateway configuration:\n  - GATEWAY_GRPC_TLS_CERT and GATEWAY_GRPC_TLS_KEY: set both (TLS) or neither (cleartext)', [
+      'GATEWAY_GRPC_TLS_CERT and GATEWAY_GRPC_TLS_KEY: set both (TLS) or neither (cleartext)',
+    ]);
   }
   return {
     port: e.GATEWAY_PORT,

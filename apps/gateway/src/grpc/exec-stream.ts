@@ -46,10 +46,12 @@ export async function* openExecSession(requests: AsyncIterable<ExecStreamRequest
   });
   let finished = false;
   const clientSide: { failure?: PaddockError } = {};
+  /** Ends the relay; a command that has not exited yet is cancelled on the runner first. */
   const cancel = (): void => {
-    if (finished) return;
-    finished = true;
-    stream.control({ kind: 'cancel' });
+    if (!finished) {
+      finished = true;
+      stream.control({ kind: 'cancel' });
+    }
     stream.close();
   };
   ctx.signal.addEventListener('abort', cancel, { once: true });

@@ -73,6 +73,8 @@ export async function startGrpcServer(handler: NodeHandler, opts: GrpcServerOpti
   const tls = opts.tlsCertFile && opts.tlsKeyFile ? { cert: readFileSync(opts.tlsCertFile), key: readFileSync(opts.tlsKeyFile) } : null;
   const server = tls ? http2.createSecureServer({ ...tls, allowHTTP1: true }, handler) : http2.createServer(handler);
   server.on('connection', (s: net.Socket) => {
+    // Small frames (a unary reply, a stdin chunk) go out at once, not after the peer's ACK.
+    s.setNoDelay(true);
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });

@@ -8,11 +8,11 @@ import {
   PurgeSandboxesResponseSchema,
   ReadFileResponseSchema,
   State,
+  StateSchema,
   WriteFileResponseSchema,
   type SandboxService,
 } from '@paddock/proto';
 import type { Principal, TokenAuthenticator } from '../auth/token-authenticator';
-import { invalid } from '../sandboxes/request-parsing';
 import type { SandboxLifecycleService } from '../sandboxes/sandbox-lifecycle.service';
 import type { SandboxOpsService } from '../sandboxes/sandbox-ops.service';
 import { principalOf } from './call-context';
@@ -60,7 +60,7 @@ export function sandboxServiceImpl({ auth, lifecycle, ops }: SandboxServiceDeps)
         ...(req.pageSize ? { pageSize: req.pageSize } : {}),
         ...(req.pageToken ? { pageToken: req.pageToken } : {}),
         ...(req.tags.length ? { tags: req.tags } : {}),
-        ...(req.state !== State.UNSPECIFIED ? { state: State[req.state] } : {}),
+        ...(req.state !== State.UNSPECIFIED ? { state: StateSchema.value[req.state]?.name ?? String(req.state) } : {}),
         ...(req.runnerIds.length ? { runnerIds: req.runnerIds } : {}),
         showTerminated: req.showTerminated,
       });
@@ -69,9 +69,6 @@ export function sandboxServiceImpl({ auth, lifecycle, ops }: SandboxServiceDeps)
     async deleteSandbox(req, ctx) {
       const p = await who(ctx);
       if (req.snapshotVolumes.length) throw notImplemented('DeleteSandboxRequest.snapshot_volumes (file-system snapshots)');
-      if (req.gracePeriodSeconds < 0) {
-        throw invalid('gracePeriodSeconds must be a non-negative integer', [{ field: 'gracePeriodSeconds', rule: 'min', description: '>= 0' }]);
-      }
       const { sandbox } = await lifecycle.delete(p, req.sandboxId, req.gracePeriodSeconds, req.allowMissing);
       return create(DeleteSandboxResponseSchema, sandbox ? { sandbox: sandboxFromView(sandbox) } : {});
     },

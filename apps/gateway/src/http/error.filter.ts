@@ -1,40 +1,24 @@
-import { Catch, HttpException, type ArgumentsHost, type ExceptionFilter, Logger } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
-import { PaddockError, type ErrorCode } from '@paddock/contracts';
+import { Catch, type ArgumentsHost, type ExceptionFilter, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { PaddockError } from '@paddock/contracts';
+import { httpErrorToPaddock } from '@paddock/kit';
 
-const BY_STATUS: Record<number, ErrorCode> = {
-  400: 'invalid_argument',
-  401: 'unauthenticated',
-  403: 'permission_denied',
-  404: 'not_found',
-  405: 'unimplemented',
-  409: 'already_exists',
-  413: 'resource_exhausted',
-  415: 'invalid_argument',
-  429: 'resource_exhausted',
-  501: 'unimplemented',
-  503: 'unavailable',
-};
-
-/** Renders every error in the Connect JSON shape `{ code, message, details }`. */
-export function toPaddockError(e: unknown): PaddockError {
-  if (e instanceof PaddockError) return e;
-  if (e instanceof HttpException) {
-    const status = e.getStatus();
-    return new PaddockError(BY_STATUS[status] ?? (status >= 500 ? 'internal' : 'invalid_argument'), e.message);
-  }
-  const statusCode = (e as { statusCode?: unknown }).statusCode;
-  if (typeof statusCode === 'number' && statusCode < 500) {
-    return new PaddockError(BY_STATUS[statusCode] ?? 'invalid_argument', (e as Error).message ?? 'bad request');
-  }
-  return new PaddockError('internal', 'internal error');
+/**
+ * Renders every error in the Connect JSON shape `{ code, message, details }`, through the kit's
+ * one mapping of framework errors (`req` names the route and the method in a 404).
+ */
+export function toPaddockError(e: unknown, req?: FastifyRequest): PaddockError {
+  return httpErrorToPaddock(e, {
+    ...(req ? { method: req.method, url: req.url, bodyLimitBytes: req.routeOptions.bodyLimit } : {}),
+    mediaTypes: ['application/json', 'application/octet-stream'],
+  });
 }
 
 const log = new Logger('Gateway');
 
 /** Sends `e` as the error response (internal errors are logged with their stack first). */
 export function replyWithError(reply: FastifyReply, e: unknown): FastifyReply {
-  const err = toPaddockError(e);
+  const err = toPaddockError(e, reply.request);
   if (err.code === 'internal') log.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
   return reply.status(err.httpStatus).header('content-type', 'application/json').send(err.toBody());
 }

@@ -6,7 +6,7 @@ import { PaddockError } from '@paddock/contracts';
 import type { Principal } from '../auth/token-authenticator';
 import { invalid } from '../sandboxes/request-parsing';
 import type { SandboxLifecycleService } from '../sandboxes/sandbox-lifecycle.service';
-import { decodeBase64Field, type SandboxOpsService } from '../sandboxes/sandbox-ops.service';
+import { decodeBase64Field, type SandboxOpsService, type UnaryExecOutput } from '../sandboxes/sandbox-ops.service';
 import { AuthGuard, CurrentPrincipal } from './auth.guard';
 import { toPaddockError } from './error.filter';
 import { LIFECYCLE, OPS } from './tokens';
@@ -40,6 +40,14 @@ export const bodyFields = (body: unknown): Record<string, unknown> => (typeof bo
 export function splitVerb(idAndVerb: string): { id: string; verb: string | null } {
   const i = idAndVerb.indexOf(':');
   return i < 0 ? { id: idAndVerb, verb: null } : { id: idAndVerb.slice(0, i), verb: idAndVerb.slice(i + 1) };
+}
+
+/**
+ * The unary exec verb: the one implementation behind both this controller's route and the fast
+ * path that answers it before Nest's pipeline (exec-fast-path.ts).
+ */
+export function unaryExec(ops: SandboxOpsService, p: Principal, id: string, body: unknown): Promise<UnaryExecOutput> {
+  return ops.exec(p, id, bodyFields(body));
 }
 
 function unknownVerb(verb: string): PaddockError {
@@ -129,7 +137,7 @@ export class SandboxesController {
     switch (verb) {
       case 'exec':
         // Normally answered before Nest by the unary exec fast path (exec-fast-path.ts).
-        return this.ops.exec(p, id, b);
+        return unaryExec(this.ops, p, id, body);
       case 'writeFile': {
         const mode = typeof b.mode === 'number' ? b.mode : undefined;
         await this.ops.writeFile(p, id, b.path, decodeBase64Field(b.content, 'content'), mode);

@@ -1,17 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { z } from 'zod';
 import { PaddockError, SandboxSpecSchema, type FieldViolation, type SandboxSpec } from '@paddock/contracts';
+import { validationError, zodViolations } from '@paddock/kit';
 
 export function invalid(message: string, violations: FieldViolation[] = []): PaddockError {
   return new PaddockError('invalid_argument', message, { reason: 'CWSANDBOX_INVALID_REQUEST', violations });
-}
-
-export function zodViolations(error: z.ZodError, prefix = ''): FieldViolation[] {
-  return error.issues.map((i) => ({
-    field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || '(body)',
-    rule: i.code,
-    description: i.message,
-  }));
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -49,7 +41,7 @@ export function parseCreateRequest(body: unknown, queryRequestId: string | undef
     throw invalid('requestId must be 1 to 128 UTF-8 bytes', [{ field: 'requestId', rule: 'max_bytes', description: 'at most 128 UTF-8 bytes' }]);
   }
   const parsed = SandboxSpecSchema.safeParse(rawSpec);
-  if (!parsed.success) throw invalid('sandbox spec is invalid', zodViolations(parsed.error, prefix));
+  if (!parsed.success) throw validationError(zodViolations(parsed.error, { prefix }), 'CWSANDBOX_INVALID_REQUEST');
   const spec = parsed.data;
   if (extraTags !== undefined) {
     if (!Array.isArray(extraTags) || !extraTags.every((t) => typeof t === 'string')) {

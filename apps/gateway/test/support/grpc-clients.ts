@@ -92,11 +92,11 @@ export function decodeGrpcError(e: unknown): DecodedStatus {
   return out;
 }
 
-/** A Connect-protocol client (HTTP/1.1 + JSON) from the generated service descriptor. */
-export function connectClient(url: string, token?: string): Client<typeof SandboxService> {
+/** A Connect-protocol client (JSON, over HTTP/1.1 or HTTP/2) from the generated service descriptor. */
+export function connectClient(url: string, token?: string, httpVersion: '1.1' | '2' = '1.1'): Client<typeof SandboxService> {
   const transport = createConnectTransport({
     baseUrl: url,
-    httpVersion: '1.1',
+    httpVersion,
     useBinaryFormat: false,
     interceptors: token === undefined ? [] : [(next) => (req) => {
       req.header.set('authorization', `Bearer ${token}`);

@@ -1,6 +1,6 @@
 import { parseImageAliases } from '../backend/local/options';
 import { availableParallelism, totalmem } from 'node:os';
-import { LOG_FORMATS, LOG_LEVELS } from '@paddock/kit';
+import { LOG_FORMATS, LOG_LEVELS, parseEnvironment, type EnvironmentResult } from '@paddock/kit';
 import { z } from 'zod';
 import { DEFAULT_GPU_RESOURCE, DEFAULT_GPU_TYPE_LABEL } from '../backend/kubernetes/sandbox-pod';
 
@@ -96,8 +96,6 @@ export const RunnerEnvSchema = z.object({
 export type RunnerEnv = z.infer<typeof RunnerEnvSchema>;
 
 /** Parses the environment; on failure returns a readable list of every bad variable. */
-export function parseRunnerEnv(env: NodeJS.ProcessEnv): { ok: true; env: RunnerEnv } | { ok: false; errors: string[] } {
-  const r = RunnerEnvSchema.safeParse(env);
-  if (r.success) return { ok: true, env: r.data };
-  return { ok: false, errors: r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
+export function parseRunnerEnv(env: NodeJS.ProcessEnv): EnvironmentResult<RunnerEnv> {
+  return parseEnvironment(RunnerEnvSchema, env, 'runner');
 }

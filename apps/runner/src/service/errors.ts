@@ -1,4 +1,5 @@
 import { isPaddockError, PaddockError, type FieldViolation } from '@paddock/contracts';
+import { validationError, zodViolations } from '@paddock/kit';
 import type { z } from 'zod';
 
 /** Every error the runner replies with; each names the object and what to do. */
@@ -54,17 +55,9 @@ export const runnerErrors = {
     }),
 };
 
-/** A request body that failed its schema: every issue becomes a field violation. */
-export function invalidRequest(error: z.ZodError): PaddockError {
-  const violations: FieldViolation[] = error.issues.map((i) => ({
-    field: i.path.map(String).join('.') || '(body)',
-    rule: i.code,
-    description: i.message,
-  }));
-  return new PaddockError('invalid_argument', `invalid request: ${violations.map((v) => `${v.field}: ${v.description}`).join('; ')}`, {
-    reason: 'CWSANDBOX_INVALID_REQUEST',
-    violations,
-  });
+/** A request body that failed its schema: every issue becomes a field violation (under `prefix`). */
+export function invalidRequest(error: z.ZodError, prefix?: string): PaddockError {
+  return validationError(zodViolations(error, prefix ? { prefix } : {}), 'CWSANDBOX_INVALID_REQUEST');
 }
 
 /**

@@ -100,10 +100,6 @@ export function execFailure(rec: SandboxRecord, e: unknown): PaddockError {
 /** The create request with its spec left raw for the policy engine. */
 const CreateEnvelopeSchema = CreateSandboxRequestSchema.extend({ spec: z.unknown() });
 
-function prefixIssues(error: z.ZodError, prefix: string): z.ZodError {
-  return new z.ZodError(error.issues.map((i) => ({ ...i, path: [prefix, ...i.path] })));
-}
-
 function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const r = schema.safeParse(body);
   if (!r.success) throw invalidRequest(r.error);
@@ -148,7 +144,7 @@ export class SandboxService {
     if (!decision.ok) throw runnerErrors.policyViolation(decision.violations);
     const { resolved } = decision;
     const typed = SandboxSpecSchema.safeParse(req.spec);
-    if (!typed.success) throw invalidRequest(prefixIssues(typed.error, 'spec'));
+    if (!typed.success) throw invalidRequest(typed.error, 'spec');
     const spec = typed.data;
     const allocation = reservationOf(resolved);
     this.checkCapacity(allocation);

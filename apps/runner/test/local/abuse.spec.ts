@@ -81,7 +81,10 @@ describe('local backend: isolation and resource abuse', () => {
     expect(wallS).toBeGreaterThanOrEqual(2);
     expect(hogCpu).toBeLessThan(0.2 * wallS * 1.25);
     expect(hogCpu).toBeLessThan(2 * 2 * 0.5); // far below what two unthrottled loops would burn
-    expect(Number(/nr_throttled (\d+)/.exec(cgroupValue(t, 'hog', 'cpu', 'cpu.stat'))?.[1])).toBeGreaterThan(0);
+    // Two busy loops want two cores: the quota throttled them, unless the machine's other load
+    // never let them reach 0.2 core in the first place (then there was nothing to throttle).
+    const throttled = Number(/nr_throttled (\d+)/.exec(cgroupValue(t, 'hog', 'cpu', 'cpu.stat'))?.[1]);
+    if (hogCpu > 0.2 * wallS * 0.9) expect(throttled).toBeGreaterThan(0);
     // The neighbour made progress despite the hog (how much depends on the machine's other load).
     expect(nearCpu).toBeGreaterThan(0.05);
     await t.backend.reap('hog', 'RUNNER_DELETED');

@@ -48,7 +48,8 @@ describe('local backend: every sandbox in its own network namespace', () => {
   const host = hostAddress();
 
   beforeAll(async () => {
-    t = makeBackend();
+    // No warm links here, so that the counts below are the sandboxes' own (warm links have their own test).
+    t = makeBackend({ warmLinks: 0 });
     [listener, pg, nats] = await Promise.all([hostListener(), startPostgres(), startNats()]);
     linkLocal = await new TestHost('169.254.77.1/24', ['169.254.77.2'], [8080]).start();
     granted = await new TestHost('10.77.0.1/24', ['10.77.0.2', '10.77.0.3'], [8080, 8081]).start();
@@ -169,12 +170,12 @@ describe('local backend: every sandbox in its own network namespace', () => {
   }, 60_000);
 
   it('removes the table, veths and namespaces of a runner whose state directory is gone', async () => {
-    const gone = makeBackend();
+    const gone = makeBackend({ warmLinks: 0 });
     await gone.backend.networks().setup('orphan', { kind: 'unrestricted' });
     expect(networkLeftovers(gone)).toEqual({ netns: [expect.any(String)], veths: [expect.any(String)], table: true });
     rmSync(gone.stateDir, { recursive: true, force: true });
     // Any runner's first network setup collects it (this one's process never saw that runner).
-    const next = makeBackend();
+    const next = makeBackend({ warmLinks: 0 });
     await next.backend.networks().setup('probe', { kind: 'unrestricted' });
     expect(networkLeftovers(gone)).toEqual({ netns: [], veths: [], table: false });
     await next.backend.networks().teardown('probe');
@@ -182,6 +183,40 @@ describe('local backend: every sandbox in its own network namespace', () => {
     expect(networkLeftovers(next)).toEqual({ netns: [], veths: [], table: false });
     rmSync(next.stateDir, { recursive: true, force: true });
   }, 30_000);
+});
+
+describe('local backend: warm egress links', () => {
+  it('keeps links built ahead of demand, hands them to launches, and removes them on close', async () => {
+    const t = makeBackend({ warmLinks: 2 });
+    const listener = await hostListener();
+    try {
+      await launchRunning(t, spec('first', { network: 'host' }));
+      // The first egress launch built its own link and started two more.
+      await waitFor(() => networkLeftovers(t).netns.length === 3, { timeoutMs: 15_000, what: 'two warm links' });
+      await launchRunning(t, spec('second', { network: 'host' }));
+      const target = `${hostAddress()}:${listener.port}`;
+      expect(await probeFromHost(target)).toBe('open');
+      expect(await probeFromSandbox(t, 'second', [target])).toEqual({ [target]: 'closed' });
+      expect(await interfacesOf(t, 'second')).toEqual(['eth0', 'lo']);
+      await waitFor(() => networkLeftovers(t).netns.length === 4, { timeoutMs: 15_000, what: 'the pool refilled' });
+      // recover() keeps the pool (this process's own) and both sandboxes.
+      await t.backend.recover();
+      expect(networkLeftovers(t).netns).toHaveLength(4);
+    } finally {
+      listener.server.close();
+    }
+    // A runner restart: the old process's pool goes with it; the new one adopts both sandboxes, links intact.
+    await t.backend.close();
+    expect(networkLeftovers(t).netns).toHaveLength(2);
+    const restarted = makeBackend({ runnerId: t.runnerId, stateDir: t.stateDir, warmLinks: 2 });
+    expect((await restarted.backend.recover()).map((r) => r.sandboxId).sort()).toEqual(['first', 'second']);
+    expect(networkLeftovers(restarted).netns).toHaveLength(2);
+    expect(await interfacesOf(restarted, 'second')).toEqual(['eth0', 'lo']);
+    const left = await destroyBackend(restarted);
+    expect(left).toEqual({ leftoverProcesses: [], leftoverCgroups: [] });
+    expect(networkLeftovers(restarted).netns).toEqual([]);
+    expect(networkLeftovers(restarted)).toEqual({ netns: [], veths: [], table: false });
+  }, 60_000);
 });
 
 describe('local backend: DNS through the sandbox link', () => {

@@ -99,10 +99,14 @@ describe('runner environment', () => {
     const badClass = parseRunnerEnv({ PADDOCK_SANDBOX_RUNTIME_CLASSES: 'gvisor,Bad Class', PADDOCK_SANDBOX_USER_NAMESPACES: 'maybe' });
     expect(badClass.ok).toBe(false);
     if (!badClass.ok) expect(badClass.errors.join('\n')).toMatch(/PADDOCK_SANDBOX_RUNTIME_CLASSES\.1: each must be a RuntimeClass name[\s\S]*PADDOCK_SANDBOX_USER_NAMESPACES/);
-    for (const namespace of ['Team_A', '-a', 'a'.repeat(64), '']) {
+    for (const namespace of ['Team_A', '-a', 'a'.repeat(64)]) {
       const bad = parseRunnerEnv({ PADDOCK_SANDBOX_NAMESPACE: namespace });
       expect(bad.ok).toBe(false);
       if (!bad.ok) expect(bad.errors.join('\n')).toMatch(/^PADDOCK_SANDBOX_NAMESPACE: must be a Kubernetes namespace name/);
     }
+    // Every service reads an empty variable as unset (deploy tools render unset values as ""):
+    // the namespace then is the default one.
+    const empty = parseRunnerEnv({ PADDOCK_SANDBOX_NAMESPACE: '' });
+    expect(empty.ok && empty.env.PADDOCK_SANDBOX_NAMESPACE).toBeUndefined();
   });
 });

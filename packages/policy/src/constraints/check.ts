@@ -17,8 +17,6 @@ export interface ConstraintInput {
   sink: Sink;
 }
 
-export type ConstraintFamily = (input: ConstraintInput) => void;
-
 /** Where each constraint lives in a policy document, named in every violation it causes. */
 export const CONSTRAINT = {
   maxGpuCount: 'constraints.resources.maxGpuCount',

@@ -97,11 +97,11 @@ function checkRequireLimits(w: MergedContainer, d: Dimension, declared: boolean,
 
 export function checkCpuAndMemory({ merged, policy: p, caps, sink }: ConstraintInput): void {
   for (const w of merged.all) {
-    checkAmounts(w.cpu, CPU, p, sink);
-    checkAmounts(w.memory, MEMORY, p, sink);
+    checkAmounts(w.cpu.amounts, CPU, p, sink);
+    checkAmounts(w.memory.amounts, MEMORY, p, sink);
     if (p.requireLimits) {
-      checkRequireLimits(w, CPU, w.cpuLimitDeclared, sink);
-      checkRequireLimits(w, MEMORY, w.memoryLimitDeclared, sink);
+      checkRequireLimits(w, CPU, w.cpu.limitDeclared, sink);
+      checkRequireLimits(w, MEMORY, w.memory.limitDeclared, sink);
     }
   }
   checkTotal(merged.totals.cpu, CPU, p, caps, sink);

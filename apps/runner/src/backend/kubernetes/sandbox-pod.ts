@@ -3,8 +3,8 @@ import type { V1NetworkPolicy, V1NetworkPolicyEgressRule, V1Pod } from '@kuberne
 import { ANNOTATIONS, LABELS } from '@paddock/contracts';
 import type { EgressCidrRule, LaunchSpec } from '../sandbox-backend';
 
-export const SANDBOX_ID_LABEL = LABELS.sandboxId;
-export const ORGANIZATION_ID_LABEL = LABELS.organizationId;
+const SANDBOX_ID_LABEL = LABELS.sandboxId;
+const ORGANIZATION_ID_LABEL = LABELS.organizationId;
 export const RUNNER_LABEL = LABELS.runnerId;
 /** Exact ids and the launch labels live in annotations: label values are capped at 63 characters. */
 export const SANDBOX_ID_ANNOTATION = ANNOTATIONS.sandboxId;

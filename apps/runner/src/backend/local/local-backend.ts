@@ -25,7 +25,7 @@ import type {
   SandboxBackend,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
-import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName, type CpuSteadyQuota } from './cgroups';
+import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName } from './cgroups';
 import { sandboxNotFound, sandboxNotRunning } from './errors';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
@@ -36,7 +36,8 @@ import { type EgressGrant } from './net/nft-ruleset';
 import { SandboxNetworks, type SandboxNetHandle } from './net/sandbox-networks';
 import { isOurSupervisor, pidAlive, readPid } from './pids';
 import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
-import { SUPERVISOR_PY } from './supervisor.py';
+import type { SupervisorPlan } from './supervisor-plan';
+import { installSupervisor, SUPERVISOR_ENTRY } from './supervisor-files';
 import { WarmSlots, type WarmSlot } from './warm-slots';
 
 /** What the backend remembers about one sandbox (rebuilt from the state directory after a restart). */
@@ -54,33 +55,6 @@ interface SandboxRecord {
   supervisorPid?: number;
   poll?: NodeJS.Timeout;
   backstop?: NodeJS.Timeout;
-}
-
-/** The plan file the runner hands to a supervisor (see supervisor.py.ts). */
-interface SupervisorPlan {
-  sandboxId: string;
-  dir: string;
-  uid: number;
-  gid: number;
-  bwrapExe: string;
-  bwrap: string[];
-  execEnv: Record<string, string>;
-  execCwd: string;
-  cgroupProcs: string[];
-  cgroupDirs: string[];
-  cgroupKill?: string;
-  oomFile: string;
-  cpuSteady: CpuSteadyQuota;
-  nofile: number;
-  deadlineMs: number;
-  lifetimeSeconds: number;
-  memoryBytes: number;
-  termGraceMs: number;
-  diskBytes: number;
-  logCapBytes: number;
-  files: { rel: string; b64: string }[];
-  /** The sandbox's egress network namespace, entered by the launcher before bwrap (absent: loopback only). */
-  netns?: string;
 }
 
 interface WireEvent {
@@ -130,7 +104,7 @@ export class LocalBackend implements SandboxBackend {
       });
     }
     this.o = resolveOptions(options);
-    this.net = new SandboxNetworks({ runnerId: this.o.runnerId, stateDir: this.o.stateDir, ipPath: this.o.ipPath, nftPath: this.o.nftPath, hostResolvConf: this.o.hostResolvConf });
+    this.net = new SandboxNetworks({ runnerId: this.o.runnerId, stateDir: this.o.stateDir, ipPath: this.o.ipPath, nftPath: this.o.nftPath, hostResolvConf: this.o.hostResolvConf, warmLinks: this.o.warmLinks });
   }
 
   get stateDir(): string {
@@ -143,7 +117,7 @@ export class LocalBackend implements SandboxBackend {
     const cg = cgroupsOf(this.o);
     // 0711: the sandbox user must traverse to its bind sources, but cannot list other sandboxes.
     mkdirSync(join(this.o.stateDir, 'sandboxes'), { recursive: true, mode: 0o711 });
-    writeFileSync(this.scriptPath(), SUPERVISOR_PY, { mode: 0o644 });
+    installSupervisor(this.o.stateDir);
     cg.ensureRunnerTree();
     this.cgroups = cg;
     this.zygote = new SupervisorZygote(
@@ -159,7 +133,7 @@ export class LocalBackend implements SandboxBackend {
   }
 
   private scriptPath(): string {
-    return join(this.o.stateDir, 'supervisor.py');
+    return join(this.o.stateDir, SUPERVISOR_ENTRY);
   }
 
   private sandboxDir(id: string): string {

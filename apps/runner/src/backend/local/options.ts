@@ -41,6 +41,8 @@ export interface LocalBackendOptions {
   nftPath?: string;
   /** The resolver configuration the sandboxes' resolv.conf is derived from. Default `/etc/resolv.conf`. */
   hostResolvConf?: string;
+  /** Egress links (namespace + veth) kept built ahead of demand once a sandbox has had egress. Default 2. */
+  warmLinks?: number;
 }
 
 export interface ResolvedOptions {
@@ -59,6 +61,7 @@ export interface ResolvedOptions {
   ipPath: string;
   nftPath: string;
   hostResolvConf: string;
+  warmLinks: number;
 }
 
 export const BASE_IMAGE = 'paddock/base';
@@ -111,6 +114,7 @@ export function resolveOptions(o: LocalBackendOptions): ResolvedOptions {
     ipPath: o.ipPath ?? firstExisting(['/usr/sbin/ip', '/sbin/ip', '/usr/bin/ip']),
     nftPath: o.nftPath ?? firstExisting(['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft']),
     hostResolvConf: o.hostResolvConf ?? '/etc/resolv.conf',
+    warmLinks: o.warmLinks ?? 2,
   };
 }
 

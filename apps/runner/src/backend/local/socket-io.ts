@@ -10,7 +10,7 @@ const MAX_UNIX_PATH = 100;
  * Connects to a Unix socket. A path longer than sockaddr_un allows is reached through
  * `/proc/self/fd/<dirfd>/<name>`: Linux resolves the magic link to the directory, so the socket
  * stays where it is (with its permissions) while the address stays short. The supervisor binds the
- * same way (`supervisor.py.ts`).
+ * same way (`apps/runner/supervisor/supervisor.py`).
  */
 export function connectUnix(path: string): Promise<Socket> {
   let dirFd: number | undefined;

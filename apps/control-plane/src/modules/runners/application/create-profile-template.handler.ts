@@ -1,6 +1,5 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import {
-  PaddockError,
   PROFILE_TEMPLATE_STREAM_TYPE,
   ProfileTemplateInputSchema,
   profileTemplateStreamId,
@@ -14,7 +13,7 @@ import { ProfileTemplateRepository } from '../projections/profile-template.repos
 import type { RunnersTables } from '../runners.tables';
 import { eventMetadata } from './event-metadata';
 import { CreateProfileTemplateCommand } from './runner.commands';
-import { fieldPath } from './runner-input';
+import { schemaRefusal } from './runner-input';
 
 /** Legacy v1beta2: body `{ profileTemplate: {...} }` (or the template itself). */
 @CommandHandler(CreateProfileTemplateCommand)
@@ -31,11 +30,7 @@ export class CreateProfileTemplateHandler implements ICommandHandler<CreateProfi
     const raw = camel.profileTemplate ?? camel;
     const parsed = ProfileTemplateInputSchema.safeParse(raw);
     if (!parsed.success) {
-      const violations = parsed.error.issues.map((i) => {
-        const field = fieldPath('profile_template', i.path);
-        return { field, rule: i.code, description: `${field}: ${i.message}` };
-      });
-      throw new PaddockError('invalid_argument', violations[0]?.description ?? 'invalid profile template', { reason: 'PADDOCK_VALIDATION_FAILED', violations });
+      throw schemaRefusal('profile_template', parsed.error);
     }
     const id = this.ids.uuid();
     const now = this.clock.now();

@@ -5,6 +5,7 @@
  * documented cases is exactly the documented string (`runner.identity.zone is required`, ...).
  */
 import { Cron } from 'croner';
+import { validationError, zodViolations } from '@paddock/kit';
 import type { z } from 'zod';
 import type {
   RunnerSpecSchema} from '@paddock/contracts';
@@ -45,16 +46,9 @@ export interface UpdateRunnerInput {
   bodyRunnerId: string | undefined;
 }
 
-const camelToSnake = (s: string): string => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-/** `['spec', 'maintenancePolicy', 'windows', 0, 'durationSeconds']` → `spec.maintenance_policy.windows[0].duration_seconds`. */
-export function fieldPath(prefix: string, path: readonly PropertyKey[]): string {
-  let out = prefix;
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else out += `${out ? '.' : ''}${camelToSnake(String(seg))}`;
-  }
-  return out;
+/** A body that failed its schema, its fields spelled as this snake_case API spells them (`runner.spec.maintenance_policy.windows[0].cron`). */
+export function schemaRefusal(prefix: string, error: z.ZodError): PaddockError {
+  return validationError(zodViolations(error, { prefix, snakeCase: true }), 'PADDOCK_VALIDATION_FAILED');
 }
 
 function invalid(violations: FieldViolation[]): PaddockError {
@@ -62,22 +56,6 @@ function invalid(violations: FieldViolation[]): PaddockError {
     reason: 'PADDOCK_VALIDATION_FAILED',
     violations,
   });
-}
-
-function zodViolations(prefix: string, error: z.ZodError): FieldViolation[] {
-  const out: FieldViolation[] = [];
-  for (const issue of error.issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) {
-        const field = fieldPath(prefix, [...issue.path, key]);
-        out.push({ field, rule: 'known_field', description: `${field} is not a known field` });
-      }
-      continue;
-    }
-    const field = fieldPath(prefix, issue.path);
-    out.push({ field, rule: issue.code, description: `${field}: ${issue.message}` });
-  }
-  return out;
 }
 
 /** Request bodies must be JSON objects; output-only members a client echoes back are dropped. */
@@ -168,7 +146,7 @@ function policyViolations(policy: Record<string, unknown>): { violations: FieldV
 export function parseCreateRunner(body: unknown, query: { requestId?: string; runnerId?: string }): CreateRunnerInput {
   const camel = normalizedObject(body ?? {});
   const parsed = CreateManagedRunnerBodySchema.safeParse(camel);
-  if (!parsed.success) throw invalid(zodViolations('runner', parsed.error));
+  if (!parsed.success) throw schemaRefusal('runner', parsed.error);
   const b = parsed.data;
   const violations: FieldViolation[] = [];
 
@@ -223,7 +201,7 @@ export function parseUpdateRunner(body: unknown, plan: MaskPlan): UpdateRunnerIn
   // The etag is output-only on reads but is how a policy write names its base revision.
   const camel = normalizedObject(body ?? {}, ['etag']);
   const parsed = UpdateManagedRunnerBodySchema.safeParse(camel);
-  if (!parsed.success) throw invalid(zodViolations('runner', parsed.error));
+  if (!parsed.success) throw schemaRefusal('runner', parsed.error);
   const b = parsed.data;
   const violations: FieldViolation[] = [];
   const settings: RunnerSettingsChange = {};

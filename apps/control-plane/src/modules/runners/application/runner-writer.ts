@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import {
   PaddockError,
   RUNNER_STREAM_TYPE,
   runnerStreamId,
   type RunnerEvent,
 } from '@paddock/contracts';
-import { EventStore, ExpectedVersionConflictError, IdempotencyConflictError, type EventMetadata, type RecordedEvent } from '@paddock/event-store';
+import { EventStore, ExpectedVersionConflictError, IdempotencyConflictError, type EventMetadata, type Projection, type RecordedEvent } from '@paddock/event-store';
 import { decide, evolve, initialState, type RunnerState } from '../domain/runner.decider';
 import type { RunnerCommand } from '../domain/runner.commands';
 import { LATEST_REVISION, RunnerReadRepository, type RunnerRowWithLatest } from '../projections/runner-read.repository';
@@ -22,6 +22,9 @@ export const runnerFolder = {
   evolve: (state: RunnerState, e: RecordedEvent): RunnerState => evolve(state, asRunnerEvent(e)),
 };
 
+/** What a GET reads besides the row's columns (the channel's latest release included). */
+const ROW_EXTRAS = [sql<string>`create_time::text`.as('create_time_text'), LATEST_REVISION.as('latest_revision')] as const;
+
 export interface WriteOutcome {
   state: RunnerState;
   version: number;
@@ -33,10 +36,10 @@ export interface WriteOutcome {
 /** Builds the command from the row it is decided against (so checks against the row see that same row). */
 export type CommandOfRow = (row: RunnerRowWithLatest | undefined) => RunnerCommand;
 
-/** Reads the runner's row, optionally inside `trx` and locked. */
-type FindRow = (opts: { trx?: Transaction<RunnersTables>; forUpdate?: boolean }) => Promise<RunnerRowWithLatest | undefined>;
+/** Reads the runner's row (no lock, no transaction: the write statement locks it). */
+type FindRow = () => Promise<RunnerRowWithLatest | undefined>;
 
-/** One write to a runner stream, as both write paths take it. */
+/** One change to an existing runner stream. */
 interface RunnerWrite {
   /** The stream's uid when known up front; else it comes from the row `find` returns. */
   uid: string | undefined;
@@ -47,24 +50,23 @@ interface RunnerWrite {
 }
 
 const UNIQUE_VIOLATION = '23505';
-/** Optimistic retries on a version conflict; each retry re-reads and re-decides. */
-const DEFAULT_RETRIES = 8;
 /**
- * Unlocked attempts (read, decide, one-statement write) before a write falls back to the locking
- * transaction, which always makes progress under contention and folds the stream if the row ever
- * disagreed with it.
+ * Attempts after a lost race; each re-reads the row and re-decides. A lost race means another
+ * write to the same runner landed since the row was read, so a write fails only when more than
+ * this many others land on that one runner while it is in flight.
  */
-const OPTIMISTIC_ATTEMPTS = 3;
+const DEFAULT_RETRIES = 32;
 
 function pgError(e: unknown): { code?: string; constraint?: string } {
   return typeof e === 'object' && e !== null ? (e) : {};
 }
 
 /**
- * load → decide → append → project, atomically (one statement, or one transaction on the locking
- * path and for creates): the read model `cp_runners` is updated with the append (read-your-writes),
- * and its unique indexes refuse a duplicate runner id or a second runner on a cluster by rolling
- * the append back with it.
+ * load → decide → append → project, atomically: the read model `cp_runners` is updated in the
+ * statement that appends (read-your-writes), and its unique indexes refuse a duplicate runner id
+ * or a second runner on a cluster by rolling the append back with it. Two purposes, one path
+ * each: {@link create} starts a stream (one transaction, idempotent); {@link execute} and
+ * {@link executeByRef} change one (one statement).
  */
 @Injectable()
 export class RunnerWriter {
@@ -75,45 +77,23 @@ export class RunnerWriter {
   ) {}
 
   /**
-   * The read-model write of {@link EventStore.appendProjected} for `state`: the row updated (and
-   * returned as a GET reads it) or deleted, only if the stream moved (`es_moved`).
+   * The row of `state` updated, RETURNING what a GET reads (the channel's latest release too,
+   * since the write may have changed the channel); or deleted, once the state has no row.
    */
-  private projectionStatement(state: RunnerState, version: number): { statement: RawBuilder<unknown>; keepsRow: boolean } {
+  private projection(state: RunnerState, version: number): { project: Projection<RunnerRowWithLatest>; keepsRow: boolean } {
     const row = runnerRow(state, version);
     const uid = state.status === 'Absent' ? '' : state.uid;
-    if (!row) return { statement: sql`DELETE FROM cp_runners WHERE uid = ${uid} AND EXISTS (SELECT 1 FROM es_moved) RETURNING uid`, keepsRow: false };
-    const { uid: _uid, ...changes } = row;
-    const update = this.db
-      .updateTable('cp_runners')
-      .set(changes)
-      .where('uid', '=', uid)
-      .where(sql<boolean>`EXISTS (SELECT 1 FROM es_moved)`)
-      .returningAll()
-      .returning([sql<string>`create_time::text`.as('create_time_text'), LATEST_REVISION.as('latest_revision')]);
-    return { statement: sql`${update}`, keepsRow: true };
-  }
-
-  /**
-   * Upserts (or deletes) the row of `state`, RETURNING what a GET would read (the channel's latest
-   * release is computed there too, since the write may have changed the channel), so the caller
-   * renders its response without another read.
-   */
-  private async project(trx: Transaction<RunnersTables>, state: RunnerState, version: number): Promise<RunnerRowWithLatest | undefined> {
-    if (state.status === 'Absent') return undefined;
-    const row = runnerRow(state, version);
     if (!row) {
-      await trx.deleteFrom('cp_runners').where('uid', '=', state.uid).execute();
-      return undefined;
+      return {
+        project: (ifAppended) => this.db.deleteFrom('cp_runners').where('uid', '=', uid).where(ifAppended).returningAll().returning(ROW_EXTRAS),
+        keepsRow: false,
+      };
     }
     const { uid: _uid, ...changes } = row;
-    const written = await trx
-      .insertInto('cp_runners')
-      .values(row)
-      .onConflict((oc) => oc.column('uid').doUpdateSet(changes))
-      .returningAll()
-      .returning([sql<string>`create_time::text`.as('create_time_text'), LATEST_REVISION.as('latest_revision')])
-      .executeTakeFirstOrThrow();
-    return written;
+    return {
+      project: (ifAppended) => this.db.updateTable('cp_runners').set(changes).where('uid', '=', uid).where(ifAppended).returningAll().returning(ROW_EXTRAS),
+      keepsRow: true,
+    };
   }
 
   private toNew(events: RunnerEvent[], metadata: EventMetadata) {
@@ -122,7 +102,7 @@ export class RunnerWriter {
 
   /** Runs `command` against the runner stream `uid`, retrying on concurrent appends. */
   async execute(uid: string, command: RunnerCommand, metadata: EventMetadata, retries = DEFAULT_RETRIES): Promise<WriteOutcome> {
-    return this.run({ uid, find: (opts) => this.repo.findByUidWithLatest(uid, opts), commandOf: () => command, metadata, retries });
+    return this.change({ uid, find: () => this.repo.findByUidWithLatest(uid), commandOf: () => command, metadata, retries });
   }
 
   /**
@@ -137,10 +117,10 @@ export class RunnerWriter {
     retries = DEFAULT_RETRIES,
   ): Promise<WriteOutcome | undefined> {
     let missing = false;
-    const outcome = await this.run({
+    const outcome = await this.change({
       uid: undefined,
-      find: async (opts) => {
-        const row = await this.repo.findByRefWithLatest(organizationId, ref, opts);
+      find: async () => {
+        const row = await this.repo.findByRefWithLatest(organizationId, ref);
         missing = row === undefined;
         return row;
       },
@@ -152,80 +132,45 @@ export class RunnerWriter {
   }
 
   /**
-   * Optimistic first: read the row (no transaction, no lock), decide from the state it holds,
-   * then append and update the row in ONE statement whose expected version is the row's
-   * `stream_version` (`EventStore.appendProjected`): one round trip for the read, one for the
-   * write. A concurrent append makes the statement write nothing; the attempt is re-read and
-   * re-decided (a stale etag then fails as it should). The row is locked before the stream in
-   * that statement, the order every writer uses, so writers never deadlock each other.
+   * Reads the row (no transaction, no lock), decides from the state it holds, then appends and
+   * updates the row in ONE statement whose expected version is the row's `stream_version`
+   * (`EventStore.appendProjected`): one round trip for the read, one for the write, whatever the
+   * stream's length. The statement locks the row before the stream, the order every writer uses,
+   * so writers never deadlock each other. A concurrent append makes the statement write nothing;
+   * the attempt is re-read and re-decided (a stale etag then fails as it should).
    *
-   * Without a row (never created, or removed), or after {@link OPTIMISTIC_ATTEMPTS} lost races,
-   * the locking transaction decides instead.
+   * Should the row ever disagree with the stream (a lost race whose re-read shows the same
+   * version), the next attempt decides from the folded stream and the write corrects the row.
+   * Without a row (never created, or removed) the state is the folded stream, in which commands
+   * find nothing to change: a live runner always has its row, written with its first event.
    */
-  private async run(write: RunnerWrite): Promise<WriteOutcome> {
-    const { find, commandOf, metadata, retries } = write;
-    for (let attempt = 0; attempt < Math.min(OPTIMISTIC_ATTEMPTS, retries + 1); attempt++) {
-      const row = await find({});
-      if (!row || row.stream_version < 1) break;
-      const state = runnerStateOfRow(row) as RunnerState;
-      const version = row.stream_version;
+  private async change({ uid, find, commandOf, metadata, retries }: RunnerWrite): Promise<WriteOutcome> {
+    let disagreeingVersion: number | undefined;
+    for (let attempt = 0; ; attempt++) {
+      const row = await find();
+      const streamUid = row?.uid ?? uid;
+      if (streamUid === undefined) return { state: initialState(), version: 0, events: [] };
+      const streamId = runnerStreamId(streamUid);
+      const { state, version } =
+        row && row.stream_version !== disagreeingVersion
+          ? { state: runnerStateOfRow(row) as RunnerState, version: row.stream_version }
+          : await this.store.aggregate(streamId, runnerFolder);
       const events = decide(commandOf(row), state);
-      if (events.length === 0) return { state, version, events, row };
+      if (events.length === 0) return { state, version, events, ...(row ? { row } : {}) };
+      if (!row) throw new PaddockError('internal', `runner ${streamUid} has a live stream but no read-model row`);
       const next = events.reduce(evolve, state);
       try {
-        const projection = this.projectionStatement(next, version + events.length);
-        const { result, rows } = await this.store.appendProjected<RunnerRowWithLatest>(runnerStreamId(row.uid), RUNNER_STREAM_TYPE, this.toNew(events, metadata), {
+        const { project, keepsRow } = this.projection(next, version + events.length);
+        const { result, rows } = await this.store.appendProjected(streamId, RUNNER_STREAM_TYPE, this.toNew(events, metadata), {
           expectedVersion: version,
           lockFirst: sql`SELECT uid FROM cp_runners WHERE uid = ${row.uid} FOR UPDATE`,
-          project: projection.statement,
+          project,
         });
-        const written = projection.keepsRow ? rows[0] : undefined;
+        const written = keepsRow ? rows[0] : undefined;
         return { state: next, version: result.streamPosition, events, ...(written ? { row: written } : {}) };
       } catch (e) {
-        if (!(e instanceof ExpectedVersionConflictError)) throw e;
-      }
-    }
-    return this.runLocked(write);
-  }
-
-  /**
-   * One transaction: lock the projection row (`SELECT … FOR UPDATE`, with the channel's latest
-   * release in the same query), decide from the state it holds, append with its `stream_version`
-   * as the expected version (checked in the append statement), upsert the evolved row RETURNING it.
-   * BEGIN + 3 statements + COMMIT, whatever the stream's length.
-   *
-   * Every writer locks the row before the stream (`es_streams` row, taken by the append), so two
-   * writers never wait on each other in opposite orders. Should the row ever disagree with the
-   * stream (the append's version check refuses it), the retry folds the stream instead, still
-   * under the row lock. Without a row (never created, or removed) the stream is folded as before.
-   */
-  private async runLocked({ uid, find, commandOf, metadata, retries }: RunnerWrite): Promise<WriteOutcome> {
-    let trustRow = true;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.store.transaction(async (trx): Promise<WriteOutcome> => {
-          const locked = await find({ trx, forUpdate: true });
-          const streamUid = locked?.uid ?? uid;
-          if (streamUid === undefined) return { state: initialState(), version: 0, events: [] };
-          const streamId = runnerStreamId(streamUid);
-          const { state, version } =
-            locked && trustRow
-              ? { state: runnerStateOfRow(locked) as RunnerState, version: locked.stream_version }
-              : await this.store.aggregate(streamId, runnerFolder, { trx });
-          const command = commandOf(locked);
-          const events = decide(command, state);
-          if (events.length === 0) return { state, version, events, ...(locked ? { row: locked } : {}) };
-          const appended = await this.store.append(streamId, RUNNER_STREAM_TYPE, this.toNew(events, metadata), { expectedVersion: version, trx });
-          const next = events.reduce(evolve, state);
-          const row = await this.project(trx, next, appended.streamPosition);
-          return { state: next, version: appended.streamPosition, events, ...(row ? { row } : {}) };
-        });
-      } catch (e) {
-        if (e instanceof ExpectedVersionConflictError && attempt < retries) {
-          trustRow = false;
-          continue;
-        }
-        throw e;
+        if (!(e instanceof ExpectedVersionConflictError) || attempt >= retries) throw e;
+        if (row.stream_version === version) disagreeingVersion = row.stream_version;
       }
     }
   }
@@ -255,7 +200,8 @@ export class RunnerWriter {
           if (!first) throw new PaddockError('internal', 'idempotent create replay carries no runner uid');
           return { uid: first, replayed: true };
         }
-        await this.project(trx, events.reduce(evolve, state), appended.streamPosition);
+        const row = runnerRow(events.reduce(evolve, state), appended.streamPosition);
+        if (row) await trx.insertInto('cp_runners').values(row).execute();
         return { uid, replayed: false };
       });
     } catch (e) {

@@ -7,7 +7,7 @@ import { ProfileTemplateRepository } from '../projections/profile-template.repos
 import { eventMetadata } from './event-metadata';
 import { privilegedTemplateFields } from './policy-port';
 import { UpdateLegacyRunnerCommand } from './runner.commands';
-import { fieldPath } from './runner-input';
+import { schemaRefusal } from './runner-input';
 import { RunnerQueries } from './runner-queries';
 import { RunnerWriter } from './runner-writer';
 
@@ -47,7 +47,7 @@ export class UpdateLegacyRunnerHandler implements ICommandHandler<UpdateLegacyRu
   async execute({ caller, runnerRef, body, updateMaskQuery }: UpdateLegacyRunnerCommand): Promise<Record<string, unknown>> {
     const parsed = LegacyBodySchema.safeParse(snakeToCamelDeep(body ?? {}));
     if (!parsed.success) {
-      throw invalid(parsed.error.issues.map((i) => ({ field: fieldPath('', i.path), rule: i.code, description: `${fieldPath('', i.path)}: ${i.message}` })));
+      throw schemaRefusal('', parsed.error);
     }
     const mask = parsed.data.updateMask ?? updateMaskQuery;
     const rawPaths = (typeof mask === 'string' ? mask.split(',') : (mask?.paths ?? [])).map((p) => p.trim()).filter((p) => p !== '');

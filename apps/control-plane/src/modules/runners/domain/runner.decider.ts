@@ -27,8 +27,6 @@ import { sameJson } from './same-json';
 export { initialState, evolve };
 export type { RunnerState };
 
-export const runnerDecider = { initialState, evolve, decide };
-
 export function decide(command: RunnerCommand, state: RunnerState): RunnerEvent[] {
   switch (command.type) {
     case 'CreateRunner':

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { precompile } from '@paddock/event-store';
 import type { MaintenancePolicy, ReleaseChannel, RunnerConnectionStatus, StoredRunnerSpec } from '@paddock/contracts';
 import { KYSELY } from '../../../infrastructure/tokens';
@@ -57,16 +57,12 @@ function withLatest(db: Kysely<RunnersTables>) {
     .select(LATEST_REVISION.as('latest_revision'));
 }
 
-/** Each lookup shape, plain and locked (`FOR UPDATE`, for the writers' transactions). */
+/** Each lookup shape, precompiled (the writers lock the row in their write statement instead). */
 function runnerLookups(db: Kysely<RunnersTables>) {
-  const both = <A extends string[]>(build: (...args: A) => ReturnType<typeof withLatest>, arity: A['length']) => ({
-    plain: precompile(build, arity),
-    locked: precompile((...args: A) => build(...args).forUpdate(), arity),
-  });
   return {
-    byRunnerId: both((org: string, runnerId: string) => withLatest(db).where('organization_id', '=', org).where('runner_id', '=', runnerId), 2),
+    byRunnerId: precompile((org: string, runnerId: string) => withLatest(db).where('organization_id', '=', org).where('runner_id', '=', runnerId), 2),
     // A runner id wins over another runner's uid.
-    byRunnerIdOrUid: both(
+    byRunnerIdOrUid: precompile(
       (org: string, ref: string, uid: string) =>
         withLatest(db)
           .where('organization_id', '=', org)
@@ -75,7 +71,7 @@ function runnerLookups(db: Kysely<RunnersTables>) {
           .limit(1),
       3,
     ),
-    byUid: both((uid: string) => withLatest(db).where('uid', '=', uid), 1),
+    byUid: precompile((uid: string) => withLatest(db).where('uid', '=', uid), 1),
   };
 }
 
@@ -109,23 +105,17 @@ export class RunnerReadRepository {
 
   /**
    * ONE query: the row by runner id, else by uid (a runner id wins over another runner's uid, as
-   * the former two-step lookup did), with its channel's latest release revision. `forUpdate`
-   * locks the row inside `trx`: the writers serialise on it before touching the stream.
+   * the former two-step lookup did), with its channel's latest release revision.
    */
-  async findByRefWithLatest(
-    organizationId: string,
-    ref: string,
-    opts: { trx?: Transaction<RunnersTables>; forUpdate?: boolean } = {},
-  ): Promise<RunnerRowWithLatest | undefined> {
-    const lock = opts.forUpdate ? 'locked' : 'plain';
-    const q = UUID.test(ref) ? this.lookups.byRunnerIdOrUid[lock](organizationId, ref, ref.toLowerCase()) : this.lookups.byRunnerId[lock](organizationId, ref);
-    return (await (opts.trx ?? this.db).executeQuery(q)).rows[0];
+  async findByRefWithLatest(organizationId: string, ref: string): Promise<RunnerRowWithLatest | undefined> {
+    const q = UUID.test(ref) ? this.lookups.byRunnerIdOrUid(organizationId, ref, ref.toLowerCase()) : this.lookups.byRunnerId(organizationId, ref);
+    return (await this.db.executeQuery(q)).rows[0];
   }
 
   /** ONE query: the row by uid (cross-org; for the writers) with its channel's latest revision. */
-  async findByUidWithLatest(uid: string, opts: { trx?: Transaction<RunnersTables>; forUpdate?: boolean } = {}): Promise<RunnerRowWithLatest | undefined> {
-    const q = this.lookups.byUid[opts.forUpdate ? 'locked' : 'plain'](uid);
-    return (await (opts.trx ?? this.db).executeQuery(q)).rows[0];
+  async findByUidWithLatest(uid: string): Promise<RunnerRowWithLatest | undefined> {
+    const q = this.lookups.byUid(uid);
+    return (await this.db.executeQuery(q)).rows[0];
   }
 
   async findByUid(uid: string): Promise<RunnerRow | undefined> {

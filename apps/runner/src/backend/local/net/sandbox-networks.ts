@@ -14,6 +14,8 @@ export interface SandboxNetworksOptions {
   nftPath: string;
   /** The host's resolver configuration the sandboxes' resolv.conf is derived from. */
   hostResolvConf: string;
+  /** Links kept built ahead of demand (0: every egress launch builds its own). */
+  warmLinks: number;
 }
 
 /** What a launch needs to put its sandbox on its link. */
@@ -48,6 +50,11 @@ export class SandboxNetworks {
   private ready?: Promise<string[]>;
   private readonly used = new Map<string, number>();
   private readonly pending = new Map<string, Promise<void>>();
+  private readonly warm: { id: string; index: number }[] = [];
+  private warmSeq = 0;
+  private readonly building = new Set<string>();
+  private refilling = false;
+  private closed = false;
 
   constructor(private readonly o: SandboxNetworksOptions) {
     this.tag = createHash('sha256').update(`${o.runnerId}\0${o.stateDir}`).digest('hex').slice(0, 5);
@@ -83,17 +90,76 @@ export class SandboxNetworks {
   async setup(sandboxId: string, egress: EgressGrant): Promise<SandboxNetHandle> {
     checkEgressGrant(egress);
     const resolvers = await this.init();
-    const link = this.link(this.allocate(sandboxId));
-    writeFileSync(join(this.dir, `${sandboxId}.json`), JSON.stringify({ sandboxId, index: link.index } satisfies LinkState));
+    const warm = this.takeWarm(sandboxId);
+    const link = warm ?? this.link(this.allocate(sandboxId));
+    if (!warm) {
+      this.writeState(sandboxId, link.index);
+      await Promise.all([this.build(link), runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers))]);
+    } else {
+      await runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers));
+    }
+    this.refillWarm();
+    return { netnsPath: `/run/netns/${link.netns}`, resolvConfPath: join(this.dir, 'resolv.conf') };
+  }
+
+  private writeState(id: string, index: number): void {
+    writeFileSync(join(this.dir, `${id}.json`), JSON.stringify({ sandboxId: id, index } satisfies LinkState));
+  }
+
+  /** The namespace and its veth pair, addressed and routed; no verdict-map entry yet, so nothing passes. */
+  private async build(link: SandboxLink): Promise<void> {
     const ip = this.o.ipPath;
     await runTool(ip, ['-batch', '-'], [`netns add ${link.netns}`, `link add ${link.veth} type veth peer name eth0 netns ${link.netns}`, `addr add ${link.hostAddr}/31 dev ${link.veth}`, `link set ${link.veth} up`, ''].join('\n'));
     // No IPv6 on the host end: nothing from a sandbox is routed over IPv6 (the table drops it too).
-    writeFileSync(`/proc/sys/net/ipv6/conf/${link.veth}/disable_ipv6`, '1');
-    await Promise.all([
-      runTool(ip, ['-n', link.netns, '-batch', '-'], [`addr add ${link.sandboxAddr}/31 dev eth0`, 'link set lo up', 'link set eth0 up', `route add default via ${link.hostAddr}`, ''].join('\n')),
-      runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers)),
-    ]);
-    return { netnsPath: `/run/netns/${link.netns}`, resolvConfPath: join(this.dir, 'resolv.conf') };
+    const v6 = `/proc/sys/net/ipv6/conf/${link.veth}/disable_ipv6`;
+    if (existsSync(v6)) writeFileSync(v6, '1');
+    await runTool(ip, ['-n', link.netns, '-batch', '-'], [`addr add ${link.sandboxAddr}/31 dev eth0`, 'link set lo up', 'link set eth0 up', `route add default via ${link.hostAddr}`, ''].join('\n'));
+  }
+
+  /**
+   * A pre-built link for `sandboxId`, or undefined. Its warm state file goes before the sandbox's
+   * is written: a crash in between leaves objects no state file names, which sweep() removes,
+   * never a live sandbox's link claimed by a stale warm entry.
+   */
+  private takeWarm(sandboxId: string): SandboxLink | undefined {
+    const w = this.warm.shift();
+    if (!w) return undefined;
+    rmSync(join(this.dir, `${w.id}.json`), { force: true });
+    this.used.delete(w.id);
+    this.used.set(sandboxId, w.index);
+    this.writeState(sandboxId, w.index);
+    return this.link(w.index);
+  }
+
+  /**
+   * Keeps `warmLinks` links built ahead of demand (namespace, veth, addresses and route take two
+   * `ip` runs; a launch that takes a warm link only adds its nftables chain). Started by the
+   * first egress launch, so a runner that never grants egress builds none.
+   */
+  private refillWarm(): void {
+    if (this.refilling || this.closed) return;
+    this.refilling = true;
+    void (async () => {
+      try {
+        while (!this.closed && this.warm.length < this.o.warmLinks) {
+          const id = `_warm-${process.pid}-${++this.warmSeq}`;
+          this.building.add(id);
+          try {
+            const index = this.allocate(id);
+            this.writeState(id, index);
+            await this.build(this.link(index));
+            if (this.closed) await this.teardown(id);
+            else this.warm.push({ id, index });
+          } finally {
+            this.building.delete(id);
+          }
+        }
+      } catch {
+        // a failed pre-build is swept like any leftover; launches build their own meanwhile
+      } finally {
+        this.refilling = false;
+      }
+    })();
   }
 
   /** Removes the sandbox's rules, link and namespace (idempotent; concurrent calls share one run). */
@@ -122,8 +188,13 @@ export class SandboxNetworks {
   private async removeObjects(link: SandboxLink): Promise<void> {
     const t = `inet ${this.names.table}`;
     // The map entry first: from then on the veth's traffic drops, whatever is still in the namespace.
-    await runTool(this.o.nftPath, ['-f', '-'], `delete element ${t} sandbox_chains { ${JSON.stringify(link.veth)} }\n`).catch(() => undefined);
-    await runTool(this.o.nftPath, ['-f', '-'], `add chain ${t} ${link.chain}\nflush chain ${t} ${link.chain}\ndelete chain ${t} ${link.chain}\n`).catch(() => undefined);
+    // One transaction when both exist (the usual case); a missing entry fails it, so then one by one.
+    const element = `delete element ${t} sandbox_chains { ${JSON.stringify(link.veth)} }\n`;
+    const chain = `add chain ${t} ${link.chain}\nflush chain ${t} ${link.chain}\ndelete chain ${t} ${link.chain}\n`;
+    await runTool(this.o.nftPath, ['-f', '-'], element + chain).catch(async () => {
+      await runTool(this.o.nftPath, ['-f', '-'], element).catch(() => undefined);
+      await runTool(this.o.nftPath, ['-f', '-'], chain).catch(() => undefined);
+    });
     await runTool(this.o.ipPath, ['-force', '-batch', '-'], `link del ${link.veth}\nnetns del ${link.netns}\n`).catch(() => undefined);
     if (existsSync(`/sys/class/net/${link.veth}`) || existsSync(`/run/netns/${link.netns}`)) {
       throw new Error(`could not remove the network of sandbox link ${link.index} (${link.veth}, netns ${link.netns})`);
@@ -136,8 +207,11 @@ export class SandboxNetworks {
    */
   async sweep(keep: Set<string>): Promise<void> {
     if (!existsSync(this.dir)) return;
+    // The state files name the links of adopted sandboxes: read them before anything counts as a stray.
+    await this.init();
+    const ours = new Set([...keep, ...this.warm.map((w) => w.id), ...this.building]);
     for (const f of readdirSync(this.dir)) {
-      if (f.endsWith('.json') && f !== 'block.json' && !keep.has(f.slice(0, -5))) await this.teardown(f.slice(0, -5));
+      if (f.endsWith('.json') && f !== 'block.json' && !ours.has(f.slice(0, -5))) await this.teardown(f.slice(0, -5));
     }
     const live = new Set([...this.used.values()].map((i) => this.link(i).veth));
     const strays = new Set<number>();
@@ -152,6 +226,9 @@ export class SandboxNetworks {
 
   /** Drops the runner's table once no sandbox link is left (the runner is stopping or idle). */
   async dispose(): Promise<void> {
+    this.closed = true;
+    while (this.refilling) await new Promise((r) => setTimeout(r, 10));
+    for (const w of this.warm.splice(0)) await this.teardown(w.id);
     if (!this.available() || this.hasLinks()) return;
     await runTool(this.o.nftPath, ['-f', '-'], `add table inet ${this.names.table}\ndelete table inet ${this.names.table}\n`);
     rmSync(this.dir, { recursive: true, force: true });

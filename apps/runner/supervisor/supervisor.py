@@ -1,109 +1,41 @@
-/**
- * Source of the per-sandbox supervisor, a small Python 3 program (stdlib only) that the backend
- * writes into its state directory and runs detached (own session) for every sandbox.
- *
- * Why a separate process, and why Python:
- * - Sandboxes must outlive a runner restart, and nothing may outlive its lifetime. The supervisor
- *   is the sandbox's parent, enforces the deadline, records the exit and kills the whole cgroup,
- *   whether or not the runner is alive. If the supervisor itself dies, bwrap dies with it
- *   (PR_SET_PDEATHSIG + `--die-with-parent`): the sandbox fails closed.
- * - It captures the main process's stdout/stderr into a framed, size-capped log on the host side,
- *   so a sandbox can neither exceed the cap nor tamper with the log.
- * - Exec and file requests arrive on a Unix socket. Commands without a terminal are handed, with
- *   the request's sockets (SCM_RIGHTS), to an exec daemon started inside the sandbox on first use
- *   (its namespaces, cgroups, uid, no new privileges, the same seccomp filter): it posix_spawns
- *   the command with the sockets as stdio (zero copy, kernel backpressure), about 3 ms per exec
- *   here. Terminal sessions and file requests fork a handler that joins the sandbox's cgroups,
- *   enters its namespaces (setns) and drops to the sandbox uid the same way (about 9 ms). Neither
- *   needs a helper binary inside the image.
- * - Python is on every Debian host and has setns/prctl/mount through ctypes (a shell could not frame
- *   logs). Its start-up (tens of ms) is paid once: a warm zygote forks one supervisor per sandbox.
- *
- * Log framing: each record is a 16-byte header `<u32 length, u8 stream (0 out, 1 err), 3 pad,
- * f64 unix seconds>` followed by `length` bytes. Offsets exposed to clients count payload bytes only.
- *
- * Keep this file free of backticks and dollar-brace sequences: it is a raw template literal.
- */
-export const SUPERVISOR_PY = String.raw`
-import os, sys, json, socket, select, signal, struct, time, errno, ctypes, base64, stat, shutil, resource, fcntl, termios
+# The per-sandbox supervisor, a small Python 3 program (stdlib only) that the backend copies into
+# its state directory and runs detached (own session) for every sandbox.
+#
+# Why a separate process, and why Python:
+# - Sandboxes must outlive a runner restart, and nothing may outlive its lifetime. The supervisor
+#   is the sandbox's parent, enforces the deadline, records the exit and kills the whole cgroup,
+#   whether or not the runner is alive. If the supervisor itself dies, bwrap dies with it
+#   (PR_SET_PDEATHSIG + `--die-with-parent`): the sandbox fails closed.
+# - It captures the main process's stdout/stderr into a framed, size-capped log on the host side,
+#   so a sandbox can neither exceed the cap nor tamper with the log.
+# - Exec and file requests arrive on a Unix socket. Commands without a terminal are handed, with
+#   the request's sockets (SCM_RIGHTS), to an exec daemon started inside the sandbox on first use
+#   (its namespaces, cgroups, uid, no new privileges, the same seccomp filter): it posix_spawns
+#   the command with the sockets as stdio (zero copy, kernel backpressure), about 3 ms per exec
+#   here. Terminal sessions and file requests fork a handler that joins the sandbox's cgroups,
+#   enters its namespaces (setns) and drops to the sandbox uid the same way (about 9 ms). Neither
+#   needs a helper binary inside the image.
+# - Python is on every Debian host and has setns/prctl/mount through ctypes (a shell could not frame
+#   logs). Its start-up (tens of ms) is paid once: a warm zygote forks one supervisor per sandbox.
+#
+# Log framing: each record is a 16-byte header `<u32 length, u8 stream (0 out, 1 err), 3 pad,
+# f64 unix seconds>` followed by `length` bytes. Offsets exposed to clients count payload bytes only.
 
-libc = ctypes.CDLL(None, use_errno=True)
+import os, sys, json, socket, select, signal, struct, time, errno, ctypes, base64, resource, fcntl, termios
+
+from paddock_supervisor import plan as plan_schema
+from paddock_supervisor.execd import execd_main
+from paddock_supervisor.fileops import file_ops
+from paddock_supervisor.seccomp import install_seccomp, seccomp_program
+from paddock_supervisor.sysutil import (
+  drop_privileges, high_fd, libc, listen_unix, read_pids, reset_signals, send_line, write_file,
+  PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG,
+)
+
 MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 38, 22, 2
-PR_SET_DUMPABLE, PR_SET_NAME, PR_SET_CHILD_SUBREAPER = 4, 15, 36
 HEADER = struct.Struct('<IBxxxd')
 NS_ORDER = ['cgroup', 'ipc', 'uts', 'net', 'pid', 'mnt', 'user']
 CLONE_NEWNET = 0x40000000
-
-# Syscalls no sandbox needs and that widen the kernel attack surface (RELIABILITY SB-9).
-DENY = {
-  'x86_64': (0xC000003E, [101, 250, 248, 249, 321, 298, 425, 426, 427, 323, 246, 320, 175, 313, 176, 165, 166,
-                          155, 167, 168, 169, 310, 311, 304, 303, 308, 272, 442, 428, 429, 430, 431, 432, 433, 103, 163, 179]),
-  'aarch64': (0xC00000B7, [117, 219, 217, 218, 280, 241, 425, 426, 427, 282, 104, 294, 105, 273, 106, 40, 39,
-                           41, 224, 225, 142, 270, 271, 265, 264, 268, 97, 442, 428, 429, 430, 431, 432, 433, 116, 89]),
-}
-
-def seccomp_program():
-  arch, nrs = DENY[os.uname().machine]
-  ins = []
-  def op(code, jt, jf, k): ins.append(struct.pack('<HBBI', code, jt, jf, k))
-  deny = 0x00050000 | errno.EPERM
-  op(0x20, 0, 0, 4)                       # A = seccomp_data.arch
-  op(0x15, 1, 0, arch)                    # native arch? skip the deny
-  op(0x06, 0, 0, deny)
-  op(0x20, 0, 0, 0)                       # A = seccomp_data.nr
-  if arch == 0xC000003E:
-    op(0x35, 0, 1, 0x40000000)            # x32 ABI: deny
-    op(0x06, 0, 0, deny)
-  for nr in nrs:
-    op(0x15, 0, 1, nr)
-    op(0x06, 0, 0, deny)
-  op(0x06, 0, 0, 0x7FFF0000)              # allow
-  return b''.join(ins)
-
-def install_seccomp(prog):
-  buf = ctypes.create_string_buffer(prog, len(prog))
-  class FProg(ctypes.Structure):
-    _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]
-  fp = FProg(len(prog) // 8, ctypes.addressof(buf))
-  if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0: raise OSError(ctypes.get_errno(), 'no_new_privs')
-  if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fp), 0, 0) != 0:
-    raise OSError(ctypes.get_errno(), 'seccomp')
-
-def write_file(path, data):
-  fd = os.open(path, os.O_WRONLY)
-  try: os.write(fd, data.encode())
-  finally: os.close(fd)
-
-def read_pids(procs):
-  try:
-    with open(procs) as f: return [int(x) for x in f.read().split()]
-  except OSError: return []
-
-def high_fd(fd):
-  return fcntl.fcntl(fd, fcntl.F_DUPFD, 200)
-
-def reset_signals():
-  for s in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGXFSZ):
-    try: signal.signal(s, signal.SIG_DFL)
-    except (OSError, ValueError): pass
-
-def listen_unix(directory, name):
-  path = os.path.join(directory, name)
-  sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-  # sockaddr_un holds 108 bytes: bind a deep path through the directory's fd (same as the runner).
-  if len(path.encode()) > 100:
-    dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try: sock.bind('/proc/self/fd/%d/%s' % (dfd, name))
-    finally: os.close(dfd)
-  else:
-    sock.bind(path)
-  os.chmod(path, 0o600)
-  sock.listen(128)
-  return sock
-
-def send_line(sock, obj):
-  sock.sendall((json.dumps(obj) + '\n').encode())
 
 def launcher_pipes():
   # bwrap's stdout, stderr, info (child pid) and seccomp program pipes; the program is written now.
@@ -625,10 +557,6 @@ def enter_sandbox(p, init_pid, join_cgroups=True):
       raise OSError(e, 'setns %s: %s' % (ns, os.strerror(e)))
     os.close(fd)
 
-def drop_privileges(p):
-  os.setresgid(p['gid'], p['gid'], p['gid'])
-  os.setresuid(p['uid'], p['uid'], p['uid'])
-
 def exec_handler(p, init_pid, conns, req):
   ctl, io, err = conns
   # The command joins the sandbox's cgroups just before exec, not this handler: the handler's fork
@@ -740,216 +668,37 @@ def exec_handler(p, init_pid, conns, req):
   if failure: res['error'] = failure.decode('utf-8', 'replace')
   send_line(ctl, res)
 
-# ---- exec daemon (runs inside the sandbox, see Supervisor.start_exec) ----
-SPAWN_SIGDEF = (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGHUP, signal.SIGQUIT)
-
-def execd_main(p, sock):
-  try:
-    keep = sock.fileno()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 20)
-    null = os.open('/dev/null', os.O_RDWR)
-    for t in (0, 1, 2): os.dup2(null, t)
-    if null > 2: os.close(null)
-    libc.prctl(PR_SET_NAME, b'paddock-execd', 0, 0, 0)
-    os.setsid()
-    drop_privileges(p)
-    # Not dumpable: processes of the same uid cannot ptrace it or read its memory through /proc.
-    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (p['nofile'], p['nofile']))
-    install_seccomp(seccomp_program())
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    ExecDaemon(sock, p['execCwd']).run()
-  finally:
-    os._exit(0)
-
-def resolve_command(cmd, path):
-  if '/' in cmd: return cmd
-  for d in path.split(os.pathsep):
-    f = os.path.join(d or '.', cmd)
-    if os.access(f, os.X_OK) and not os.path.isdir(f): return f
-  raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cmd)
-
-class ExecDaemon:
-  def __init__(self, sock, cwd):
-    self.sock = sock
-    self.cwd = cwd
-    self.poller = select.poll()
-    self.poller.register(sock.fileno(), select.POLLIN)
-    self.by_pidfd = {}
-    self.by_ctl = {}
-
-  def run(self):
-    while True:
-      for fd, ev in self.poller.poll():
-        if fd == self.sock.fileno():
-          try: msg, fds, _, _ = socket.recv_fds(self.sock, 1 << 20, 3, socket.MSG_CMSG_CLOEXEC)
-          except OSError: return
-          if not msg: return
-          body = json.loads(msg)
-          if body.get('op') == 'file': self.file(body['req'], fds)
-          else: self.start(body, fds)
-        elif fd in self.by_pidfd: self.reap(self.by_pidfd[fd])
-        elif fd in self.by_ctl: self.control(self.by_ctl[fd])
-
-  def start(self, req, fds):
-    if len(fds) != 3:
-      for fd in fds: os.close(fd)
-      return
-    ctl, io, err = [socket.socket(fileno=fd) for fd in fds]
-    argv, env = req['argv'], req['env']
-    try:
-      os.chdir(req['cwd'] or self.cwd)
-      exe = resolve_command(argv[0], env.get('PATH', os.defpath))
-      pid = os.posix_spawn(exe, argv, env, setsid=True, setsigdef=SPAWN_SIGDEF, setsigmask=(),
-                           file_actions=[(os.POSIX_SPAWN_DUP2, io.fileno(), 0), (os.POSIX_SPAWN_DUP2, io.fileno(), 1),
-                                         (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
-    except OSError as e:
-      try: err.sendall(('paddock: cannot run %s: %s\n' % (argv[0], e)).encode())
-      except OSError: pass
-      try: send_line(ctl, {'exit': 127, 'signal': None, 'error': str(e)})
-      except OSError: pass
-      for s in (ctl, io, err): s.close()
-      return
-    io.close()
-    err.close()
-    job = {'pid': pid, 'ctl': ctl, 'buf': b'', 'pidfd': os.pidfd_open(pid)}
-    try: send_line(ctl, {'started': True, 'pid': pid})
-    except OSError: pass
-    self.by_pidfd[job['pidfd']] = job
-    self.poller.register(job['pidfd'], select.POLLIN)
-    self.by_ctl[ctl.fileno()] = job
-    self.poller.register(ctl.fileno(), select.POLLIN)
-
-  def file(self, req, fds):
-    # File requests run in a fork of the daemon: already confined, so a read or write costs a
-    # fork of this small process instead of three cgroup moves and seven setns calls.
-    if len(fds) != 1:
-      for fd in fds: os.close(fd)
-      return
-    pid = os.fork()
-    if pid == 0:
-      try:
-        # Only the request's socket stays open: the daemon's channel and other commands' sockets
-        # must not outlive the daemon in this child.
-        os.closerange(3, fds[0])
-        os.closerange(fds[0] + 1, 1 << 20)
-        os.chdir(self.cwd)
-        file_ops(socket.socket(fileno=fds[0]), req)
-      finally:
-        os._exit(0)
-    os.close(fds[0])
-    job = {'pid': pid, 'ctl': None, 'pidfd': os.pidfd_open(pid)}
-    self.by_pidfd[job['pidfd']] = job
-    self.poller.register(job['pidfd'], select.POLLIN)
-
-  def control(self, job):
-    ctl = job['ctl']
-    try: data = ctl.recv(4096)
-    except OSError: data = b''
-    if not data:
-      # The caller went away: the command goes too, as with the forked handler.
-      try: os.killpg(job['pid'], signal.SIGKILL)
-      except OSError: pass
-      self.poller.unregister(ctl.fileno())
-      del self.by_ctl[ctl.fileno()]
-      return
-    job['buf'] += data
-    while b'\n' in job['buf']:
-      line, job['buf'] = job['buf'].split(b'\n', 1)
-      try: msg = json.loads(line)
-      except ValueError: continue
-      if 'kill' in msg:
-        try: os.killpg(job['pid'], getattr(signal, str(msg['kill']), signal.SIGKILL))
-        except OSError: pass
-
-  def reap(self, job):
-    _, status = os.waitpid(job['pid'], 0)
-    self.poller.unregister(job['pidfd'])
-    del self.by_pidfd[job['pidfd']]
-    os.close(job['pidfd'])
-    ctl = job['ctl']
-    if ctl is None: return
-    if ctl.fileno() in self.by_ctl:
-      self.poller.unregister(ctl.fileno())
-      del self.by_ctl[ctl.fileno()]
-    if os.WIFSIGNALED(status): res = {'exit': None, 'signal': signal.Signals(os.WTERMSIG(status)).name}
-    else: res = {'exit': os.WEXITSTATUS(status), 'signal': None}
-    try: send_line(ctl, res)
-    except OSError: pass
-    ctl.close()
-
-def entry(path, name=None):
-  st = os.lstat(path)
-  kind = 'directory' if stat.S_ISDIR(st.st_mode) else 'file' if stat.S_ISREG(st.st_mode) else 'symlink' if stat.S_ISLNK(st.st_mode) else 'other'
-  return {'path': path, 'type': kind, 'size': st.st_size, 'mode': stat.S_IMODE(st.st_mode), 'mtime': st.st_mtime}
-
 def file_handler(p, init_pid, conn, req):
   enter_sandbox(p, init_pid)
   drop_privileges(p)
   os.chdir(p['execCwd'])
   file_ops(conn, req)
 
-def file_ops(conn, req):
-  action, path = req['action'], req['path']
+# ---- the plan ----
+_schema = None
+
+def read_plan(path):
+  # Checked before anything acts on it. A plan that does not match the runner's schema of it (a
+  # runner and supervisor of different releases) ends the sandbox FAILED_TO_START naming each bad
+  # field, on stdout and in its event file like any other end; None is returned.
+  global _schema
+  with open(path) as f: p = json.load(f)
   try:
-    if action == 'read':
-      fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-      st = os.fstat(fd)
-      if stat.S_ISDIR(st.st_mode): raise IsADirectoryError(errno.EISDIR, 'is a directory', path)
-      send_line(conn, {'ok': True, 'size': st.st_size})
-      while True:
-        data = os.read(fd, 262144)
-        if not data: break
-        conn.sendall(data)
-      os.close(fd)
-      return
-    if action == 'write':
-      error = None
-      fd = None
-      try:
-        parent = os.path.dirname(path)
-        if parent: os.makedirs(parent, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, req.get('mode', 0o644))
-        if 'mode' in req: os.fchmod(fd, req['mode'])
-      except OSError as e:
-        error = e
-      total = 0
-      while True:
-        data = conn.recv(262144)
-        if not data: break
-        if fd is not None and error is None:
-          try:
-            view = memoryview(data)
-            while view:
-              n = os.write(fd, view)
-              view = view[n:]
-            total += len(data)
-          except OSError as e:
-            error = e
-      if fd is not None: os.close(fd)
-      if error is not None: raise error
-      send_line(conn, {'ok': True, 'bytes': total})
-      return
-    if action == 'list':
-      out = [entry(os.path.join(path, n)) for n in sorted(os.listdir(path))]
-      send_line(conn, {'ok': True, 'entries': out})
-      return
-    if action == 'stat':
-      send_line(conn, {'ok': True, 'entry': entry(path)})
-      return
-    if action == 'remove':
-      st = os.lstat(path)
-      if stat.S_ISDIR(st.st_mode):
-        if req.get('recursive'): shutil.rmtree(path)
-        else: os.rmdir(path)
-      else:
-        os.unlink(path)
-      send_line(conn, {'ok': True})
-      return
-    send_line(conn, {'ok': False, 'errno': 'EINVAL', 'message': 'unknown file action ' + str(action)})
-  except OSError as e:
-    send_line(conn, {'ok': False, 'errno': errno.errorcode.get(e.errno, 'EIO'), 'message': e.strerror or str(e)})
+    if _schema is None: _schema = plan_schema.load_schema()
+    return plan_schema.check(p, _schema)
+  except (plan_schema.PlanError, OSError, ValueError) as e:
+    sandbox_id = p.get('sandboxId') if isinstance(p, dict) else None
+    events = os.path.join(os.path.dirname(path), 'events.jsonl')
+    try:
+      with open(events, 'rb') as f: seq = sum(1 for _ in f) + 1
+    except OSError: seq = 1
+    ev = {'seq': seq, 'state': 'STATE_FAILED', 'reason': 'FAILED_TO_START', 'message': 'launch failed: %s' % e, 'at': time.time()}
+    if isinstance(sandbox_id, str): ev['sandboxId'] = sandbox_id
+    line = (json.dumps(ev) + '\n').encode()
+    with open(events, 'ab') as f: f.write(line)
+    try: os.write(1, line)
+    except OSError: pass
+    return None
 
 def join_cgroup(procs):
   if procs:
@@ -966,8 +715,8 @@ def main():
   join_cgroup(sys.argv[2] if len(sys.argv) > 2 else '')
   if mode == 'zygote':
     zygote()
-  with open(sys.argv[3]) as f: plan = json.load(f)
-  Supervisor(plan).run()
+  plan = read_plan(sys.argv[3])
+  if plan is not None: Supervisor(plan).run()
   os._exit(0)
 
 # ---- warm slots ----
@@ -1020,7 +769,11 @@ def warm_slot(slot_path):
   # Assigned: from here on this is a sandbox's supervisor and outlives the runner like any other.
   libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
   lsock.close()
-  with open(req['plan']) as f: plan = json.load(f)
+  plan = read_plan(req['plan'])
+  if plan is None:
+    # Ended already (reported): the parked launcher dies with this process (PDEATHSIG).
+    send_line(conn, {'ok': True})
+    os._exit(0)
   sup = Supervisor(plan)
   sup.parked = {'pid': pid, 'go': go_w, 'out': out_r, 'err': err_r, 'info': info_r}
   send_line(conn, {'ok': True})
@@ -1031,6 +784,10 @@ def zygote():
   # A warm interpreter that forks one supervisor per plan path read from stdin: a fork costs about
   # a millisecond where a fresh Python costs tens. Supervisors start their own session and outlive
   # the zygote; the zygote leaves when the runner goes away (EOF on stdin, or reparented).
+  global _schema
+  # Read once: every supervisor this zygote forks checks its plan against the schema of the
+  # runner that started it (a later runner rewrites the file for its own zygote).
+  _schema = plan_schema.load_schema()
   parent = os.getppid()
   buf = b''
   while True:
@@ -1059,11 +816,10 @@ def zygote():
           if path.startswith('warm '):
             warm_slot(path[5:])
           else:
-            with open(path) as f: plan = json.load(f)
-            Supervisor(plan).run()
+            plan = read_plan(path)
+            if plan is not None: Supervisor(plan).run()
         finally:
           os._exit(0)
 
 if __name__ == '__main__':
   main()
-`;

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+
+const path = z.string().min(1);
+const count = z.number().int().nonnegative();
+
+/**
+ * The plan the runner writes for each sandbox's supervisor (`<sandbox dir>/plan.json`), one schema
+ * for both sides: the runner builds it typed by this, and the supervisor checks every plan against
+ * its JSON Schema (`z.toJSONSchema` of this, written beside the supervisor's files when the runner
+ * installs them) before it acts on it, so a field renamed on one side fails there, by name. The
+ * supervisor's unit tests also check that every key its code reads is declared here.
+ */
+export const SupervisorPlanSchema = z.strictObject({
+  sandboxId: z.string().min(1),
+  /** The sandbox's state directory (events, log, sockets, the disk mount). */
+  dir: path,
+  /** Host uid/gid the sandbox runs as (inside its user namespace). */
+  uid: count,
+  gid: count,
+  bwrapExe: path,
+  /** bwrap's full argv (argv[0] included). */
+  bwrap: z.array(z.string()),
+  /** The environment of every exec (the runner merges it with the request's). */
+  execEnv: z.record(z.string(), z.string()),
+  execCwd: path,
+  /** The sandbox's `cgroup.procs` files, one per hierarchy; the first lists every process. */
+  cgroupProcs: z.array(path).min(1),
+  cgroupDirs: z.array(path).min(1),
+  /** cgroup v2's `cgroup.kill`, absent on v1. */
+  cgroupKill: path.optional(),
+  oomFile: path,
+  /** The CPU quota written once the workload runs (the launch runs boosted). */
+  cpuSteady: z.strictObject({ file: path, value: z.string().min(1) }),
+  nofile: z.number().int().positive(),
+  /** Unix ms at which the lifetime ends. */
+  deadlineMs: count,
+  lifetimeSeconds: count,
+  memoryBytes: count,
+  termGraceMs: count,
+  diskBytes: z.number().int().positive(),
+  logCapBytes: z.number().int().positive(),
+  /** Files placed on the sandbox's disk before it starts: a path relative to the disk, base64 content. */
+  files: z.array(z.strictObject({ rel: path, b64: z.string(), mode: count.optional() })),
+  /** The sandbox's egress network namespace, entered by the launcher before bwrap (absent: loopback only). */
+  netns: path.optional(),
+});
+export type SupervisorPlan = z.infer<typeof SupervisorPlanSchema>;
+
+/** Where the supervisor finds the plan's JSON Schema (in its package, beside its modules). */
+export const PLAN_SCHEMA_FILE = 'paddock_supervisor/plan.schema.json';
+
+/** The plan's JSON Schema, as the supervisor checks it. */
+export function supervisorPlanJsonSchema(): unknown {
+  return z.toJSONSchema(SupervisorPlanSchema);
+}

@@ -1,0 +1,1 @@
+"""The supervisor's modules (see ../supervisor.py, its entry point)."""
