@@ -40,6 +40,14 @@ const env = {
   // The product SDKs' default image, which a laptop cannot pull: the local runner runs it as its base image.
   PADDOCK_IMAGE_ALIASES: process.env.PADDOCK_IMAGE_ALIASES ?? 'python:3.11=paddock/base',
 };
+/**
+ * The policy the default runner is declared with (scripts/embedded-runner-policy.json): small
+ * requests under a limit, so a 2-vCPU laptop runs dozens of idle sandboxes at once (the runner
+ * reserves capacity by requests: 40 at 50m of its 2 CPUs), each still capped at 1 CPU / 512Mi by
+ * its cgroups. Applied when the runner is first declared. The platform default, which a runner
+ * declared without a policy gets, stays 1 CPU / 1Gi with requests = limits.
+ */
+const embeddedRunnerPolicy = readFileSync(join(root, 'scripts', 'embedded-runner-policy.json'), 'utf8');
 const cpUrl = `http://127.0.0.1:${env.CONTROL_PLANE_PORT}`;
 const gwUrl = `http://127.0.0.1:${env.GATEWAY_PORT}`;
 // The control plane serves the web console, which calls the gateway from the page (apps/console).
@@ -305,6 +313,7 @@ async function main() {
       PADDOCK_ZONE: 'local',
       PADDOCK_CONTROLLER_STATE_DIR: join(stateDir, 'controller'),
       PADDOCK_DECLARE_DEFAULT_RUNNER: 'local',
+      PADDOCK_DECLARE_DEFAULT_RUNNER_POLICY: embeddedRunnerPolicy,
       PADDOCK_CONTROLLER_STOP_RUNNERS_ON_EXIT: 'true',
     });
   }

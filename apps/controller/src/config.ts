@@ -27,6 +27,24 @@ const Env = z.object({
   PADDOCK_RUNNER_ENTRY: z.string().default(join(__dirname, '..', '..', 'runner', 'dist', 'main.js')),
   /** When set, declare a runner with this id on the cluster if none exists (pnpm start). */
   PADDOCK_DECLARE_DEFAULT_RUNNER: z.string().optional(),
+  /**
+   * The policy (JSON) that runner is declared with; unset = none (the platform default). Only
+   * applied when the runner is created: an existing runner keeps the policy its admin gave it.
+   */
+  PADDOCK_DECLARE_DEFAULT_RUNNER_POLICY: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      try {
+        const parsed: unknown = JSON.parse(v);
+        if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+      } catch {
+        // reported below
+      }
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object (a runner policy)' });
+      return z.NEVER;
+    }),
   /** Namespace of the leader-election Lease (Kubernetes driver). */
   PADDOCK_LEASE_NAMESPACE: z.string().default('paddock-system'),
   /** Lease duration and renew period (Kubernetes driver): a paused leader is deposed after the duration. */

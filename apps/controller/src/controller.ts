@@ -143,7 +143,7 @@ export async function startController(env: ControllerEnv, opts: StartOptions = {
   };
 
   if (env.PADDOCK_DECLARE_DEFAULT_RUNNER) {
-    const r = await cp.ensureRunner(env.PADDOCK_DECLARE_DEFAULT_RUNNER, cluster.id, env.PADDOCK_ZONE);
+    const r = await cp.ensureRunner(env.PADDOCK_DECLARE_DEFAULT_RUNNER, cluster.id, env.PADDOCK_ZONE, env.PADDOCK_DECLARE_DEFAULT_RUNNER_POLICY);
     log('Default runner declared', { runnerId: env.PADDOCK_DECLARE_DEFAULT_RUNNER, result: r });
   }
 

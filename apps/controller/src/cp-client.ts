@@ -35,15 +35,17 @@ export class ControlPlaneClient {
 
   /**
    * Declares a runner on this cluster through the public API (the path an admin takes) unless one
-   * already exists: `pnpm start`'s default runner.
+   * already exists: `pnpm start`'s default runner. `policy` is the one it is created with
+   * (omitted = none: the platform default); an existing runner's policy is left as its admin set it.
    */
-  async ensureRunner(runnerId: string, clusterId: string, zone: string): Promise<'created' | 'exists'> {
+  async ensureRunner(runnerId: string, clusterId: string, zone: string, policy?: Record<string, unknown>): Promise<'created' | 'exists'> {
     const got = await this.call('GET', `/v1/sandbox/managedRunners/${encodeURIComponent(runnerId)}`);
     if (got.status === 200) return 'exists';
     const r = await this.call<{ code?: string }>('POST', `/v1/sandbox/managedRunners?requestId=${encodeURIComponent(`default-runner-${clusterId}`)}`, {
       displayName: 'Local runner (this machine)',
       identity: { runnerId, zone, clusterId },
       spec: { releaseChannel: 'RELEASE_CHANNEL_STABLE' },
+      ...(policy ? { policy } : {}),
     });
     if (r.status >= 300 && r.json.code !== 'already_exists') throw new Error(`declaring runner ${runnerId}: ${r.status} ${JSON.stringify(r.json)}`);
     return 'created';

@@ -111,6 +111,13 @@ export const ResourceConstraintsSchema = z.strictObject({
   minMemory: QuantitySchema.optional(),
   defaultCpu: QuantitySchema.optional(),
   defaultMemory: QuantitySchema.optional(),
+  /**
+   * Paddock extension (Kubernetes LimitRange `defaultRequest`): the request given to a container
+   * that declares no CPU (or memory), below the limit `defaultCpu` (`defaultMemory`, else the
+   * platform's) it still gets. Omitted = requests equal the default limit.
+   */
+  defaultCpuRequest: QuantitySchema.optional(),
+  defaultMemoryRequest: QuantitySchema.optional(),
   /** Omitted = no cap; explicit 0 forbids GPUs. */
   maxGpuCount: Int64Schema.optional(),
   cpuCeiling: QuantitySchema.optional(),

@@ -17,6 +17,8 @@ export interface CompiledPolicy {
   minMemory?: number;
   defaultCpu?: number;
   defaultMemory?: number;
+  defaultCpuRequest?: number;
+  defaultMemoryRequest?: number;
   maxGpuCount?: number;
   cpuCeiling?: number;
   memoryCeiling?: number;
@@ -69,10 +71,13 @@ export interface DimensionBounds {
   min: number | undefined;
   ceiling: number | undefined;
   default: number | undefined;
+  /** The policy's default request, below `default` (the default limit). */
+  defaultRequest: number | undefined;
   maxRaw: string | undefined;
   minRaw: string | undefined;
   ceilingRaw: string | undefined;
   defaultRaw: string | undefined;
+  defaultRequestRaw: string | undefined;
 }
 
 export type CompileResult =
@@ -149,6 +154,8 @@ const NO_BOUNDS: DimensionBounds = Object.freeze({
   minRaw: undefined,
   ceilingRaw: undefined,
   defaultRaw: undefined,
+  defaultRequest: undefined,
+  defaultRequestRaw: undefined,
 });
 
 function build(policy: Policy): CompiledPolicy {
@@ -203,10 +210,12 @@ function build(policy: Policy): CompiledPolicy {
   set('maxCpu', q(r.maxCpu, true));
   set('minCpu', q(r.minCpu, true));
   set('defaultCpu', q(r.defaultCpu, true));
+  set('defaultCpuRequest', q(r.defaultCpuRequest, true));
   set('cpuCeiling', q(r.cpuCeiling, true));
   set('maxMemory', q(r.maxMemory, false));
   set('minMemory', q(r.minMemory, false));
   set('defaultMemory', q(r.defaultMemory, false));
+  set('defaultMemoryRequest', q(r.defaultMemoryRequest, false));
   set('memoryCeiling', q(r.memoryCeiling, false));
   set('maxGpuCount', r.maxGpuCount);
   set('maxVolumeBytes', q(c.volumes?.maxSize, false));
@@ -215,10 +224,12 @@ function build(policy: Policy): CompiledPolicy {
     min: compiled[`min${dim}`],
     ceiling: compiled[`${dim === 'Cpu' ? 'cpu' : 'memory'}Ceiling`],
     default: compiled[`default${dim}`],
+    defaultRequest: compiled[`default${dim}Request`],
     maxRaw: raw[`max${dim}`],
     minRaw: raw[`min${dim}`],
     ceilingRaw: raw[`${dim === 'Cpu' ? 'cpu' : 'memory'}Ceiling`],
     defaultRaw: raw[`default${dim}`],
+    defaultRequestRaw: raw[`default${dim}Request`],
   });
   compiled.bounds = { cpu: bounds('Cpu'), memory: bounds('Memory') };
   if (s.defaultCpuRuntimeClass) compiled.defaultCpuRuntimeClass = s.defaultCpuRuntimeClass;

@@ -10,7 +10,7 @@ import type {
 import * as m_contracts from '@paddock/contracts';
 import { type CompiledPolicy } from './compile';
 import * as m_defaults from './defaults';
-import { type Amount, type Dimension, type DimensionRead } from './dimensions';
+import { type Dimension, type DimensionRead } from './dimensions';
 import * as m_dimensions from './dimensions';
 import * as m_quantity from './quantity';
 import { type ContainerRead } from './spec/container';
@@ -64,26 +64,32 @@ export interface Merged {
   runtimeClassSource: ResolvedSandboxSpec['runtimeClassSource'];
 }
 
-/** A quantity the spec left unset: the policy's default (which also counts as a declared limit), else the platform's. */
-function defaultAmount(path: string, d: Dimension, p: CompiledPolicy): Amount {
+/**
+ * Fills a dimension the request left unset, in place: the policy's default (which also counts as
+ * a declared limit), else the platform's. With a policy default request (Paddock extension) the
+ * request is that and the limit stays the default limit (the policy's, else the platform's), as a
+ * Kubernetes LimitRange's `defaultRequest` and `default` do. Returns the layer the value came from.
+ */
+function fillDefault(r: DimensionRead, path: string, d: Dimension, p: CompiledPolicy): ValueSource {
   const b = boundsOf(p, d);
-  const policyValue = b.default;
-  if (policyValue !== undefined) {
-    return {
-      path,
-      value: policyValue,
-      raw: b.defaultRaw ?? d.format(policyValue),
-      isRequest: true,
-      source: 'policy',
-    };
+  const limitFromPolicy = b.default !== undefined;
+  const limit = limitFromPolicy ? (b.default as number) : d.platformDefault;
+  const raw = limitFromPolicy ? (b.defaultRaw ?? d.format(limit)) : d.format(limit);
+  const source: ValueSource = limitFromPolicy ? 'policy' : 'platform';
+  if (limitFromPolicy) r.limitDeclared = true;
+  r.limit = limit;
+  const request = b.defaultRequest;
+  if (request === undefined) {
+    r.amounts.push({ path, value: limit, raw, isRequest: true, source });
+    r.request = limit;
+    return source;
   }
-  return {
-    path,
-    value: d.platformDefault,
-    raw: d.format(d.platformDefault),
-    isRequest: true,
-    source: 'platform',
-  };
+  r.request = request;
+  r.amounts.push(
+    { path, value: request, raw: b.defaultRequestRaw ?? d.format(request), isRequest: true, source: 'policy' },
+    { path, value: limit, raw, isRequest: false, source },
+  );
+  return 'policy';
 }
 
 /**
@@ -97,13 +103,7 @@ function mergeDimension(
   path: string,
   p: CompiledPolicy,
 ): ValueSource {
-  if (r.request === undefined && r.limit === undefined) {
-    const a = defaultAmount(join(path, `resources.${d.key}`), d, p);
-    r.amounts.push(a);
-    r.request = r.limit = a.value;
-    if (a.source === 'policy') r.limitDeclared = true;
-    return a.source;
-  }
+  if (r.request === undefined && r.limit === undefined) return fillDefault(r, join(path, `resources.${d.key}`), d, p);
   const request = r.request ?? r.limit ?? 0;
   r.request = request;
   r.limit = r.limit ?? request;

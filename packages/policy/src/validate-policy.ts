@@ -15,6 +15,7 @@ import {
   ruleContained,
   type NormRule,
 } from './network';
+import { PLATFORM_DEFAULTS } from './defaults';
 import { parseCpuMillis, parseMemoryBytes } from './quantity';
 import { addViolation, idx, join, internalError, show, sortViolations, type Sink } from './violations';
 
@@ -161,6 +162,32 @@ function encodedSize(doc: unknown): number | null {
 
 type QuantityKind = 'cpu' | 'memory';
 
+/**
+ * A default request (Paddock extension) must sit within the request bounds and not above the
+ * default limit it is paired with: the policy's `default<Dim>`, else the platform's.
+ */
+function checkDefaultRequest(
+  r: NonNullable<NonNullable<Policy['constraints']>['resources']>,
+  dim: 'Cpu' | 'Memory',
+  v: { request: number | undefined; limit: number | undefined; min: number | undefined; max: number | undefined },
+  sink: Sink,
+): void {
+  if (v.request === undefined) return;
+  const path = join('constraints.resources', `default${dim}Request`);
+  const shown = show(r[`default${dim}Request`]);
+  const limit = v.limit ?? (dim === 'Cpu' ? PLATFORM_DEFAULTS.cpuMillis : PLATFORM_DEFAULTS.memoryBytes);
+  const limitName = v.limit !== undefined ? `default${dim} ${show(r[`default${dim}`])}` : `the platform default limit`;
+  const out = (message: string, bound: unknown, constraint: string): void =>
+    addViolation(sink, path, 'default_outside_bounds', `default${dim}Request ${shown} ${message}`, {
+      requested: r[`default${dim}Request`],
+      limit: bound,
+      constraint: join('constraints.resources', constraint),
+    });
+  if (v.request > limit) out(`exceeds ${limitName}: a default request must not exceed its default limit`, r[`default${dim}`] ?? limit, `default${dim}`);
+  if (v.max !== undefined && v.request > v.max) out(`exceeds max${dim} ${show(r[`max${dim}`])}`, r[`max${dim}`], `max${dim}`);
+  if (v.min !== undefined && v.request < v.min) out(`is below min${dim} ${show(r[`min${dim}`])}`, r[`min${dim}`], `min${dim}`);
+}
+
 function checkQuantity(
   v: unknown,
   path: string,
@@ -249,6 +276,8 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
       const maxMem = checkQuantity(r.maxMemory, join(rp, 'maxMemory'), 'memory', sink);
       const minMem = checkQuantity(r.minMemory, join(rp, 'minMemory'), 'memory', sink);
       const defMem = checkQuantity(r.defaultMemory, join(rp, 'defaultMemory'), 'memory', sink);
+      const defCpuReq = checkQuantity(r.defaultCpuRequest, join(rp, 'defaultCpuRequest'), 'cpu', sink);
+      const defMemReq = checkQuantity(r.defaultMemoryRequest, join(rp, 'defaultMemoryRequest'), 'memory', sink);
       checkQuantity(r.cpuCeiling, join(rp, 'cpuCeiling'), 'cpu', sink);
       checkQuantity(r.memoryCeiling, join(rp, 'memoryCeiling'), 'memory', sink);
       if (
@@ -307,6 +336,8 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
       };
       bounds(minCpu, maxCpu, defCpu, 'Cpu');
       bounds(minMem, maxMem, defMem, 'Memory');
+      checkDefaultRequest(r, 'Cpu', { request: defCpuReq, limit: defCpu, min: minCpu, max: maxCpu }, sink);
+      checkDefaultRequest(r, 'Memory', { request: defMemReq, limit: defMem, min: minMem, max: maxMem }, sink);
     }
     const img = c.image;
     if (img) {

@@ -21,6 +21,13 @@ export interface LaunchSpec {
   cpuMillis: number;
   /** Memory limit in bytes, swap excluded. */
   memoryBytes: number;
+  /**
+   * What the sandbox reserves for scheduling (its requests, at most the limits above; omitted =
+   * the limits). The runner counts these against its own capacity; a backend that schedules
+   * (Kubernetes) asks its scheduler for the same, never more.
+   */
+  cpuRequestMillis?: number;
+  memoryRequestBytes?: number;
   /** Cap on processes/threads inside the sandbox. */
   pidsMax: number;
   /** Cap on the writable workspace and /tmp, in bytes. */

@@ -26,6 +26,7 @@ export const PersistedSandboxMetaSchema = z.object({
   effective: SandboxEffectiveFieldsSchema,
   requestFingerprint: z.string(),
   createTime: z.string(),
+  /** The capacity the sandbox reserves (its requests), reserved again when a restarted runner adopts it. */
   cpuMillis: z.number().int().nonnegative(),
   memoryBytes: z.number().int().nonnegative(),
 });
@@ -49,13 +50,23 @@ export function effectiveFieldsOf(resolved: ResolvedSandboxSpec): SandboxEffecti
   };
 }
 
-/** CPU and memory the sandbox is capped at: the primary container's limits (requests when unset). */
-export function allocationOf(resolved: ResolvedSandboxSpec): { cpuMillis: number; memoryBytes: number } {
+/** CPU and memory the sandbox is capped at (cgroup quota, memory without swap): the primary container's limits. */
+export function limitsOf(resolved: ResolvedSandboxSpec): { cpuMillis: number; memoryBytes: number } {
   const { limits, requests } = primaryContainerOf(resolved).resources;
   return {
     cpuMillis: limits.cpuMillis > 0 ? limits.cpuMillis : requests.cpuMillis,
     memoryBytes: limits.memoryBytes > 0 ? limits.memoryBytes : requests.memoryBytes,
   };
+}
+
+/**
+ * CPU and memory the sandbox reserves of the runner's capacity: the primary container's requests,
+ * as a Kubernetes scheduler counts them, so sandboxes with small requests under a larger limit
+ * pack densely while each stays capped at its limit.
+ */
+export function reservationOf(resolved: ResolvedSandboxSpec): { cpuMillis: number; memoryBytes: number } {
+  const { requests } = primaryContainerOf(resolved).resources;
+  return { cpuMillis: requests.cpuMillis, memoryBytes: requests.memoryBytes };
 }
 
 /** The main container's GPUs: count and, when asked for, the model. */
@@ -105,7 +116,8 @@ export function toLaunchSpec(input: {
 }): LaunchSpec {
   const { resolved } = input;
   const primary = primaryContainerOf(resolved);
-  const { cpuMillis, memoryBytes } = allocationOf(resolved);
+  const { cpuMillis, memoryBytes } = limitsOf(resolved);
+  const reserved = reservationOf(resolved);
   return {
     sandboxId: input.sandboxId,
     organizationId: input.organizationId,
@@ -116,6 +128,8 @@ export function toLaunchSpec(input: {
     ...(primary.workingDir ? { workingDir: primary.workingDir } : {}),
     cpuMillis,
     memoryBytes,
+    cpuRequestMillis: reserved.cpuMillis,
+    memoryRequestBytes: reserved.memoryBytes,
     pidsMax: input.caps.pidsMax,
     diskBytes: input.caps.diskBytes,
     openFilesMax: input.caps.openFilesMax,

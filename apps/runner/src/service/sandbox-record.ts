@@ -34,7 +34,7 @@ export interface SandboxRecord {
   startTime?: Date;
   endTime?: Date;
   sequence: number;
-  /** Reserved capacity, released when the sandbox reaches a terminal state. */
+  /** Reserved capacity (the sandbox's requests), released when the sandbox reaches a terminal state. */
   allocation: { cpuMillis: number; memoryBytes: number };
   /** Hard deadline from the lifetime resolved at launch. */
   deadline: Date;

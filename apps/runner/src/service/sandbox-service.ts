@@ -22,9 +22,9 @@ import type { BackendEvent, RecoveredSandbox, SandboxBackend } from '../backend/
 import type { PolicyHolder } from '../policy/policy-holder';
 import { invalidRequest, runnerErrors, toPaddockError } from './errors';
 import {
-  allocationOf,
   effectiveFieldsOf,
   readSandboxMeta,
+  reservationOf,
   RUNNER_ID_LABEL,
   toLaunchSpec,
   type PersistedSandboxMeta,
@@ -146,7 +146,7 @@ export class SandboxService {
     const typed = SandboxSpecSchema.safeParse(req.spec);
     if (!typed.success) throw invalidRequest(typed.error, 'spec');
     const spec = typed.data;
-    const allocation = allocationOf(resolved);
+    const allocation = reservationOf(resolved);
     this.checkCapacity(allocation);
 
     // Registered before the first await: a concurrent redelivery of this create finds it.

@@ -146,6 +146,18 @@ describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
     expect(buildSandboxPod(spec, { namespace: NS, userNamespaces: false }).spec?.hostUsers).toBeUndefined();
   });
 
+  it('asks the scheduler for the sandbox\'s requests and caps it at its limits', () => {
+    const base: LaunchSpec = fc.sample(launchSpecArb, { seed: SEED, numRuns: 1 })[0]!;
+    const burstable: LaunchSpec = { ...base, cpuMillis: 1000, memoryBytes: 256 * 1024 ** 2, cpuRequestMillis: 10, memoryRequestBytes: 32 * 1024 ** 2 };
+    expect(buildSandboxPod(burstable, { namespace: NS }).spec?.containers[0]?.resources).toMatchObject({
+      limits: { cpu: '1000m', memory: String(256 * 1024 ** 2) },
+      requests: { cpu: '10m', memory: String(32 * 1024 ** 2) },
+    });
+    const { cpuRequestMillis: _c, memoryRequestBytes: _m, ...guaranteed } = burstable;
+    expect(buildSandboxPod(guaranteed, { namespace: NS }).spec?.containers[0]?.resources?.requests).toMatchObject({ cpu: '1000m', memory: String(256 * 1024 ** 2) });
+    expect(problemsOf(burstable, OPTION_SETS[2]!)).toEqual([]);
+  });
+
   it('selects the GPU model by node label only among the offered ones, and refuses any other instead of ignoring it', () => {
     const base: LaunchSpec = fc.sample(launchSpecArb, { seed: SEED, numRuns: 1 })[0]!;
     const h100: LaunchSpec = { ...base, gpuCount: 2, gpuType: 'H100' };

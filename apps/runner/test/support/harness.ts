@@ -36,6 +36,8 @@ export interface Harness {
   runner: RunningRunner;
   runnerId: string;
   stateDir: string;
+  /** The runner's local backend (its cgroup tree holds each sandbox's limits). */
+  backend: LocalBackend;
   /** The test's own connection (the gateway's part, and a watcher of the runner's events). */
   nc: NatsConnection;
   client: RunnerTestClient;
@@ -46,7 +48,16 @@ export interface Harness {
 }
 
 export async function startHarness(
-  opts: { runnerId?: string; configPath?: string; heartbeatIntervalMs?: number; sandboxes?: number; nats?: ThrowawayNats } = {},
+  opts: {
+    runnerId?: string;
+    configPath?: string;
+    heartbeatIntervalMs?: number;
+    sandboxes?: number;
+    /** CPU and memory the runner offers (default: far above this host's, so tests are not limited by it). */
+    cpuMillis?: number;
+    memoryBytes?: number;
+    nats?: ThrowawayNats;
+  } = {},
 ): Promise<Harness> {
   const nats = opts.nats ?? (await startNats({ jetstream: false }));
   const runnerId = opts.runnerId ?? uniqueRunnerId('rt');
@@ -67,7 +78,7 @@ export async function startHarness(
     identity: { runnerId, organizationId: ORG },
     ...(opts.configPath ? { configPath: opts.configPath } : {}),
     heartbeatIntervalMs: opts.heartbeatIntervalMs ?? 5_000,
-    capacity: { cpuMillis: 64_000, memoryBytes: 64 * 1024 ** 3, sandboxes: opts.sandboxes ?? 100 },
+    capacity: { cpuMillis: opts.cpuMillis ?? 64_000, memoryBytes: opts.memoryBytes ?? 64 * 1024 ** 3, sandboxes: opts.sandboxes ?? 100 },
     caps: { pidsMax: 512, diskBytes: 1024 ** 3, openFilesMax: 4096 },
     streamIdleTimeoutMs: 30_000,
     log: quietLogger,
@@ -87,6 +98,7 @@ export async function startHarness(
     runner,
     runnerId,
     stateDir,
+    backend,
     nc,
     client,
     events,

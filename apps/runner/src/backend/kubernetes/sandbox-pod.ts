@@ -110,6 +110,18 @@ function mainCommand(spec: LaunchSpec): string[] {
   return launchIsGated(spec) ? ['sh', '-c', LAUNCH_GATE_SCRIPT, 'paddock-launch-gate', ...spec.command] : [...spec.command];
 }
 
+/** The pod's requests: the limits, with CPU and memory lowered to the sandbox's own requests. */
+function requestsOf(spec: LaunchSpec, limits: Record<string, string>): Record<string, string> {
+  const requests = { ...limits };
+  if (spec.cpuRequestMillis !== undefined && spec.cpuRequestMillis > 0 && spec.cpuRequestMillis <= spec.cpuMillis) {
+    requests.cpu = `${spec.cpuRequestMillis}m`;
+  }
+  if (spec.memoryRequestBytes !== undefined && spec.memoryRequestBytes > 0 && spec.memoryRequestBytes <= spec.memoryBytes) {
+    requests.memory = String(spec.memoryRequestBytes);
+  }
+  return requests;
+}
+
 /**
  * Builds the sandbox pod from a closed schema. Pure. Every field is set here from typed LaunchSpec
  * values; nothing from the user is spread into the manifest, so a spec cannot smuggle
@@ -167,7 +179,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
           env: Object.entries(spec.env)
             .filter(([name]) => ENV_NAME.test(name))
             .map(([name, value]) => ({ name, value })),
-          resources: { limits, requests: { ...limits } },
+          resources: { limits, requests: requestsOf(spec, limits) },
           securityContext: {
             runAsNonRoot: true,
             runAsUser: SANDBOX_UID,
