@@ -69,6 +69,8 @@ export const POLICY_ATTRIBUTES = {
           min_memory: string('Smallest memory request of one container.', { optional: true }),
           default_cpu: string('CPU given to a container that asks for none.', { optional: true }),
           default_memory: string('Memory given to a container that asks for none.', { optional: true }),
+          default_cpu_request: string('CPU request given to a container that asks for none, when below `default_cpu` (a Paddock extension, like a LimitRange `defaultRequest`).', { optional: true }),
+          default_memory_request: string('Memory request given to a container that asks for none, when below `default_memory` (a Paddock extension).', { optional: true }),
           max_gpu_count: number('Most GPUs per container; unset means no cap, `0` forbids GPUs.', { optional: true }),
           cpu_ceiling: string('Ceiling on the sum of CPU requests of the whole sandbox.', { optional: true }),
           memory_ceiling: string('Ceiling on the sum of memory requests of the whole sandbox.', { optional: true }),
