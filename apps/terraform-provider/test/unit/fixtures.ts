@@ -39,6 +39,8 @@ export function seedConfig(overrides: Partial<ValueObject> = {}): ValueObject {
           min_memory: null,
           default_cpu: '1',
           default_memory: '2Gi',
+          default_cpu_request: null,
+          default_memory_request: null,
           max_gpu_count: 0,
           cpu_ceiling: null,
           memory_ceiling: null,
