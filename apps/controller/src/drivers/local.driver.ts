@@ -131,7 +131,8 @@ export class LocalDriver implements ClusterDriver {
   private writeConfig(d: DesiredRunner, credsFile: string | undefined): void {
     const file: RunnerConfigFileInput = {
       ...runnerConfigOf(d),
-      nats: { url: this.opts.natsUrl, ...(credsFile ? { credsFile } : {}) },
+      // Literal keys, not a spread: a key the contract renames fails this typecheck.
+      nats: credsFile ? { url: this.opts.natsUrl, credsFile } : { url: this.opts.natsUrl },
     };
     const configFile = join(this.dir(d.runnerId), 'config.json');
     const config = `${JSON.stringify(file, null, 2)}\n`;
