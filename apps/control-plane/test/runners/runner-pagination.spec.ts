@@ -11,6 +11,7 @@ import { installReport } from '../support/fixtures';
 import { ClustersService } from '../../src/modules/clusters';
 import type { Caller } from '../../src/modules/identity';
 import { CreateManagedRunnerCommand } from '../../src/modules/runners/application/runner.commands';
+import { parseCreateRunner } from '../../src/modules/runners/application/runner-input';
 import { pageSizeOf } from '../../src/modules/runners/application/runner-queries';
 import { report } from './support';
 
@@ -25,7 +26,7 @@ let caller: Caller;
 async function createQuick(runnerId: string, zone = 'us-east-1'): Promise<string> {
   const cluster = await t.app.get(ClustersService).register(caller.organizationId, { name: `cl-${runnerId}`, zone });
   const r = await t.app.get(CommandBus).execute(
-    new CreateManagedRunnerCommand(caller, { identity: { runnerId, zone, clusterId: cluster.cluster.id }, policy: {} }, {}),
+    new CreateManagedRunnerCommand(caller, parseCreateRunner({ identity: { runnerId, zone, clusterId: cluster.cluster.id }, policy: {} }, {})),
   );
   return r.uid;
 }
@@ -64,7 +65,7 @@ it(`every stable runner exactly once while ${WRITERS} writers create and delete`
       const runnerId = `churn-${w}-${c}`;
       const cluster = await t.app.get(ClustersService).register(caller.organizationId, { name: `churn-${w}-${c}`, zone: 'us-east-1' });
       await t.app.get(CommandBus).execute(
-        new CreateManagedRunnerCommand(caller, { identity: { runnerId, zone: 'us-east-1', clusterId: cluster.cluster.id }, policy: {} }, {}),
+        new CreateManagedRunnerCommand(caller, parseCreateRunner({ identity: { runnerId, zone: 'us-east-1', clusterId: cluster.cluster.id }, policy: {} }, {})),
       );
       t.clock.advance(1);
       const del = await api(t, 'DELETE', `/v1/sandbox/managedRunners/${runnerId}`, { token: t.adminToken });

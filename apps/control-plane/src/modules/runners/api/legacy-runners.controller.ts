@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nes
 import { CommandBus } from '@nestjs/cqrs';
 import { PaddockError, type ProfileTemplate } from '@paddock/contracts';
 import { CurrentCaller, RequireRole, type Caller } from '../../identity';
+import { parseLegacyUpdate, parseProfileTemplate } from '../application/legacy-input';
 import { CreateProfileTemplateCommand, UpdateLegacyRunnerCommand } from '../application/runner.commands';
 import { RunnerQueries, type RawQuery } from '../application/runner-queries';
 import { ProfileTemplateRepository } from '../projections/profile-template.repository';
@@ -24,13 +25,14 @@ export class LegacyRunnersController {
   @Patch('managed-runners/:id')
   update(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: unknown, @Query() query: RawQuery): Promise<Record<string, unknown>> {
     const mask = query.updateMask ?? query.update_mask;
-    return this.commands.execute(new UpdateLegacyRunnerCommand(caller, id, body, Array.isArray(mask) ? mask.join(',') : mask));
+    const input = parseLegacyUpdate(body, Array.isArray(mask) ? mask.join(',') : mask);
+    return this.commands.execute(new UpdateLegacyRunnerCommand(caller, id, input));
   }
 
   @Post('profile-templates')
   @HttpCode(200)
   createTemplate(@CurrentCaller() caller: Caller, @Body() body: unknown): Promise<ProfileTemplate> {
-    return this.commands.execute(new CreateProfileTemplateCommand(caller, body));
+    return this.commands.execute(new CreateProfileTemplateCommand(caller, parseProfileTemplate(body)));
   }
 
   @Get('profile-templates')

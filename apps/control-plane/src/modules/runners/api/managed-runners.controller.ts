@@ -14,6 +14,8 @@ import {
   UpdateManagedRunnerCommand,
 } from '../application/runner.commands';
 import { RunnerQueries, type RawQuery } from '../application/runner-queries';
+import { parseCreateRunner, parseUpdateRunner } from '../application/runner-input';
+import { parseUpdateMask } from '../domain/update-mask';
 
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
@@ -38,7 +40,7 @@ export class ManagedRunnersController {
     const requestId = first(query.requestId) ?? first(query.request_id);
     const runnerId = first(query.runnerId) ?? first(query.runner_id);
     return this.commands.execute(
-      new CreateManagedRunnerCommand(caller, body, { ...(requestId !== undefined ? { requestId } : {}), ...(runnerId !== undefined ? { runnerId } : {}) }),
+      new CreateManagedRunnerCommand(caller, parseCreateRunner(body, { ...(requestId !== undefined ? { requestId } : {}), ...(runnerId !== undefined ? { runnerId } : {}) })),
     );
   }
 
@@ -76,7 +78,8 @@ export class ManagedRunnersController {
     const mask = query.updateMask ?? query.update_mask;
     // Repeated `updateMask=a&updateMask=b` is the same as `updateMask=a,b`.
     const joined = Array.isArray(mask) ? mask.join(',') : mask;
-    return this.commands.execute(new UpdateManagedRunnerCommand(caller, id, body, joined));
+    const plan = parseUpdateMask(joined);
+    return this.commands.execute(new UpdateManagedRunnerCommand(caller, id, plan, parseUpdateRunner(body, plan)));
   }
 
   @Delete(':id')

@@ -6,7 +6,6 @@ import { ReleaseCatalog } from '../../releases';
 import { requestHash } from './canonical-json';
 import { eventMetadata } from './event-metadata';
 import { CreateManagedRunnerCommand } from './runner.commands';
-import { parseCreateRunner } from './runner-input';
 import { RunnerQueries } from './runner-queries';
 import { RunnerWriter } from './runner-writer';
 
@@ -24,8 +23,7 @@ export class CreateManagedRunnerHandler implements ICommandHandler<CreateManaged
     private readonly ids: IdGenerator,
   ) {}
 
-  async execute({ caller, body, query }: CreateManagedRunnerCommand): Promise<ManagedRunner> {
-    const input = parseCreateRunner(body, query);
+  async execute({ caller, input }: CreateManagedRunnerCommand): Promise<ManagedRunner> {
     const org = caller.organizationId;
     const cluster = await this.clusters.resolve(org, input.cluster);
     if (!cluster) {

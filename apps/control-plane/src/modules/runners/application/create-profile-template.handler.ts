@@ -1,9 +1,7 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import {
   PROFILE_TEMPLATE_STREAM_TYPE,
-  ProfileTemplateInputSchema,
   profileTemplateStreamId,
-  snakeToCamelDeep,
   type ProfileTemplate,
   type ProfileTemplateCreated,
 } from '@paddock/contracts';
@@ -13,9 +11,8 @@ import { ProfileTemplateRepository } from '../projections/profile-template.repos
 import type { RunnersTables } from '../runners.tables';
 import { eventMetadata } from './event-metadata';
 import { CreateProfileTemplateCommand } from './runner.commands';
-import { schemaRefusal } from './runner-input';
 
-/** Legacy v1beta2: body `{ profileTemplate: {...} }` (or the template itself). */
+/** Legacy v1beta2: stores a profile template as its first event. */
 @CommandHandler(CreateProfileTemplateCommand)
 export class CreateProfileTemplateHandler implements ICommandHandler<CreateProfileTemplateCommand> {
   constructor(
@@ -25,26 +22,20 @@ export class CreateProfileTemplateHandler implements ICommandHandler<CreateProfi
     private readonly ids: IdGenerator,
   ) {}
 
-  async execute({ caller, body }: CreateProfileTemplateCommand): Promise<ProfileTemplate> {
-    const camel = snakeToCamelDeep(body ?? {}) as Record<string, unknown>;
-    const raw = camel.profileTemplate ?? camel;
-    const parsed = ProfileTemplateInputSchema.safeParse(raw);
-    if (!parsed.success) {
-      throw schemaRefusal('profile_template', parsed.error);
-    }
+  async execute({ caller, template }: CreateProfileTemplateCommand): Promise<ProfileTemplate> {
     const id = this.ids.uuid();
     const now = this.clock.now();
     const event: ProfileTemplateCreated = {
       type: 'ProfileTemplateCreated',
-      data: { profileTemplateId: id, organizationId: caller.organizationId, template: parsed.data, createdAt: now.toISOString() },
+      data: { profileTemplateId: id, organizationId: caller.organizationId, template: template, createdAt: now.toISOString() },
     };
     await this.store.transaction(async (trx) => {
       await this.store.append(profileTemplateStreamId(id), PROFILE_TEMPLATE_STREAM_TYPE, [{ ...event, metadata: eventMetadata(caller.organizationId, caller.actor, now) }], {
         expectedVersion: 'no_stream',
         trx,
       });
-      await this.templates.insert(trx, caller.organizationId, id, parsed.data, now);
+      await this.templates.insert(trx, caller.organizationId, id, template, now);
     });
-    return { ...parsed.data, profileTemplateId: id, createTime: now.toISOString() };
+    return { ...template, profileTemplateId: id, createTime: now.toISOString() };
   }
 }

@@ -12,7 +12,7 @@ import {
   type StoredRunnerSpec,
 } from '@paddock/contracts';
 import { Clock } from '../../../infrastructure/tokens';
-import { toLegacyRunner, toManagedRunner } from '../api/runner-view';
+import { toLegacyRunner, toManagedRunner } from './runner-resource';
 import { revisionHistory } from '../domain/revision-history';
 import { filtersHash, PageTokenCodec } from '../projections/page-token';
 import { RunnerReadRepository, type RunnerListFilters, type RunnerRow } from '../projections/runner-read.repository';

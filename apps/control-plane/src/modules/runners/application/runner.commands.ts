@@ -1,6 +1,9 @@
 import { Command } from '@nestjs/cqrs';
-import type { ManagedRunner, ProfileTemplate, RunnerConnectionStatus, RunnerInstallReport } from '@paddock/contracts';
+import type { ManagedRunner, ProfileTemplate, ProfileTemplateInput, RunnerConnectionStatus, RunnerInstallReport } from '@paddock/contracts';
 import type { Caller } from '../../identity';
+import type { MaskPlan } from '../domain/update-mask';
+import type { LegacyUpdateInput } from './legacy-input';
+import type { CreateRunnerInput, UpdateRunnerInput } from './runner-input';
 
 /** Who asked, for event metadata and org scoping. */
 export interface CommandOrigin {
@@ -9,24 +12,26 @@ export interface CommandOrigin {
   requestId?: string;
 }
 
-/** Create from a raw v1 body (validated by the handler). */
+/**
+ * Create, from a v1 body already parsed (`parseCreateRunner`): commands carry domain input, so a
+ * handler never sees the wire format and other senders need no HTTP body.
+ */
 export class CreateManagedRunnerCommand extends Command<ManagedRunner> {
   constructor(
     readonly caller: Caller,
-    readonly body: unknown,
-    readonly query: { requestId?: string; runnerId?: string },
+    readonly input: CreateRunnerInput,
   ) {
     super();
   }
 }
 
-/** v1 PATCH: the runner body plus the raw `updateMask` query value. */
+/** v1 PATCH: the parsed update mask and the members of the body it covers. */
 export class UpdateManagedRunnerCommand extends Command<ManagedRunner> {
   constructor(
     readonly caller: Caller,
     readonly runnerRef: string,
-    readonly body: unknown,
-    readonly updateMask: string | undefined,
+    readonly plan: MaskPlan,
+    readonly input: UpdateRunnerInput,
   ) {
     super();
   }
@@ -67,23 +72,22 @@ export class RecordRunnerConnectionCommand extends Command<boolean> {
   }
 }
 
-/** Legacy v1beta2 PATCH body `{ runner: {...}, updateMask }`. */
+/** Legacy v1beta2 PATCH, parsed (`parseLegacyUpdate`): the settings its mask covers. */
 export class UpdateLegacyRunnerCommand extends Command<Record<string, unknown>> {
   constructor(
     readonly caller: Caller,
     readonly runnerRef: string,
-    readonly body: unknown,
-    readonly updateMaskQuery: string | undefined,
+    readonly input: LegacyUpdateInput,
   ) {
     super();
   }
 }
 
-/** Legacy v1beta2 profile template creation. */
+/** Legacy v1beta2 profile template creation, from a parsed template (`parseProfileTemplate`). */
 export class CreateProfileTemplateCommand extends Command<ProfileTemplate> {
   constructor(
     readonly caller: Caller,
-    readonly body: unknown,
+    readonly template: ProfileTemplateInput,
   ) {
     super();
   }

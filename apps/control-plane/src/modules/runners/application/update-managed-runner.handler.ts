@@ -1,12 +1,10 @@
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { PaddockError, type ManagedRunner } from '@paddock/contracts';
 import { Clock } from '../../../infrastructure/tokens';
-import { parseUpdateMask } from '../domain/update-mask';
 import { eventMetadata } from './event-metadata';
 import { UpdateManagedRunnerCommand } from './runner.commands';
-import { parseUpdateRunner } from './runner-input';
 import { runnerNotFound } from './runner-queries';
-import { toManagedRunner } from '../api/runner-view';
+import { toManagedRunner } from './runner-resource';
 import { RunnerWriter } from './runner-writer';
 
 @CommandHandler(UpdateManagedRunnerCommand)
@@ -16,9 +14,7 @@ export class UpdateManagedRunnerHandler implements ICommandHandler<UpdateManaged
     private readonly clock: Clock,
   ) {}
 
-  async execute({ caller, runnerRef, body, updateMask }: UpdateManagedRunnerCommand): Promise<ManagedRunner> {
-    const plan = parseUpdateMask(updateMask);
-    const input = parseUpdateRunner(body, plan);
+  async execute({ caller, runnerRef, plan, input }: UpdateManagedRunnerCommand): Promise<ManagedRunner> {
     const org = caller.organizationId;
     const now = this.clock.now();
     const outcome = await this.writer.executeByRef(
