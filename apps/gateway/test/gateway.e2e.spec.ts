@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { Client } from 'pg';
 import WebSocket from 'ws';
 import { NoSuitableRunnerError, PaddockClient, Sandbox, SandboxExecutionError, type SandboxResource } from '@paddock/sdk';
+import { GatewayListSandboxesResponseSchema } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import { IMAGE, runnerInventory, specWith, startCluster, type Cluster } from './support/cluster';
 import { http, startGateway } from './support/infra';
@@ -238,10 +239,11 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
     expect(all.map((s) => s.sandboxId).sort()).toEqual(made.map((s) => s.sandboxId).sort());
     expect((await Sandbox.list({ client, tags: [tag, 'odd'] })).length).toBe(2);
     const page1 = await http(c.gw.url, 'GET', `/v1/sandboxes?tags=${tag}&pageSize=2`, c.token);
-    const p1 = page1.json as { sandboxes: SandboxResource[]; nextPageToken: string };
+    // The listing parses with the public contract the console and SDK read it with.
+    const p1 = GatewayListSandboxesResponseSchema.parse(page1.json);
     expect(p1.sandboxes).toHaveLength(2);
     const page2 = await http(c.gw.url, 'GET', `/v1/sandboxes?tags=${tag}&pageSize=2&pageToken=${p1.nextPageToken}`, c.token);
-    const p2 = page2.json as typeof p1;
+    const p2 = GatewayListSandboxesResponseSchema.parse(page2.json);
     expect(p2.sandboxes.map((s) => s.sandboxId)).not.toContain(p1.sandboxes[0]?.sandboxId);
     const running = await Sandbox.list({ client, tags: [tag], state: 'running' });
     expect(running).toHaveLength(5);
