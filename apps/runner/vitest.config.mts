@@ -1,2 +1,2 @@
 import { paddockVitest } from '../../vitest.shared.mts';
-export default paddockVitest({ nest: true });
+export default paddockVitest();

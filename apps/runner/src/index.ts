@@ -1,5 +1,4 @@
 export type * from './backend/sandbox-backend';
 export { startRunner, type RunnerOptions, type RunningRunner } from './runner';
-export { RunnerModule, RunnerLifecycle, RUNNER_OPTIONS } from './app.module';
 export { parseRunnerEnv, RunnerEnvSchema, type RunnerEnv } from './config/env';
 export { RunnerConfigFileSchema, type RunnerConfigFile } from './config/runner-config-file';

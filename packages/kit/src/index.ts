@@ -6,3 +6,4 @@ export * from './http/request-id';
 export * from './http/errors';
 export * from './validation/violations';
 export * from './config/environment';
+export * from './process/run-service';
