@@ -76,7 +76,20 @@ describe('local backend: runner crash and recovery', () => {
       await launchRunning(a, spec('a-1', { command: ['sleep', '1000'] }));
       await launchRunning(b, spec('b-1', { command: ['sleep', '1000'] }));
       expect(a.backend.cgroupTree().supervisorsDir()).not.toBe(b.backend.cgroupTree().supervisorsDir());
-      const bSupervisors = b.backend.cgroupTree().supervisorPids();
+      // The long-lived processes of b's supervisor tree (zygote, warm slots, b-1's supervisor): a
+      // launcher passes through that cgroup for a moment on its way into a sandbox's, so read the
+      // set until it holds still.
+      let bSupervisors = b.backend.cgroupTree().supervisorPids();
+      await waitFor(
+        async () => {
+          await new Promise((r) => setTimeout(r, 200));
+          const now = b.backend.cgroupTree().supervisorPids();
+          const same = now.length === bSupervisors.length && now.every((p) => bSupervisors.includes(p));
+          bSupervisors = now;
+          return same;
+        },
+        { timeoutMs: 10_000, what: "b's supervisor tree to hold still" },
+      );
 
       // Runner a restarts (a new process on the same state directory) and recovers.
       await a.backend.close();
