@@ -24,7 +24,9 @@ describe('removeStateDir', () => {
 
   it('also stops a process that names the directory only in its environment (a runner)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'paddock-statedir-'));
-    const runner = spawn('/bin/sh', ['-c', 'sleep 60'], { stdio: 'ignore', env: { PATH: process.env.PATH, PADDOCK_RUNNER_STATE_DIR: join(dir, 'state') } });
+    // sleep itself, not a shell running it: a shell's forked child inherits the
+    // environment too, and would be a second (correct) match the assertion below can't expect.
+    const runner = spawn('sleep', ['60'], { stdio: 'ignore', env: { PATH: process.env.PATH, PADDOCK_RUNNER_STATE_DIR: join(dir, 'state') } });
     const exited = new Promise<NodeJS.Signals | null>((r) => runner.once('exit', (_c, s) => r(s)));
     expect(processesUsing(dir).map((p) => Number(p.split(' ')[0]))).toEqual([runner.pid]);
 
