@@ -75,6 +75,12 @@ export const SANDBOX_STATE_REASONS = [
   'OUT_OF_MEMORY',
   'FAILED_TO_START',
   'IMAGE_NOT_FOUND',
+  /** The registry refused the runner's credentials (or anonymous access) to the image. */
+  'IMAGE_PULL_UNAUTHORIZED',
+  /** A manifest or layer did not hash to its digest: the image was refused. */
+  'IMAGE_DIGEST_MISMATCH',
+  /** The registry could not be reached, or the image cannot be unpacked. */
+  'IMAGE_PULL_FAILED',
   'RUNNER_LOST',
   'RUNNER_DELETED',
   /** Its runner was stopped with the platform that started it (`pnpm start` stopped). */

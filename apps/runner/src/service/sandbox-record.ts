@@ -67,7 +67,11 @@ function defaultReason(from: SandboxState, to: SandboxState): SandboxStateReason
  */
 export function applyStateChange(rec: SandboxRecord, change: StateChange): SandboxRecord | undefined {
   if (isTerminalSandboxState(rec.state)) return undefined;
-  if (SANDBOX_STATE_RANK[change.state] <= SANDBOX_STATE_RANK[rec.state]) return undefined;
+  if (SANDBOX_STATE_RANK[change.state] <= SANDBOX_STATE_RANK[rec.state]) {
+    // The progress of a creation (an image pull) updates its message, the state stays.
+    const progress = change.state === 'STATE_CREATING' && rec.state === 'STATE_CREATING' && change.message !== undefined && change.message !== rec.message;
+    return progress ? { ...rec, message: change.message as string, sequence: nextSequence(rec.sequence, change.at) } : undefined;
+  }
   const next: SandboxRecord = { ...rec, state: change.state, sequence: nextSequence(rec.sequence, change.at) };
   if (change.reason !== undefined) next.stateReason = change.reason;
   if (change.message !== undefined) next.message = change.message;

@@ -41,5 +41,8 @@ def send_line(sock, obj):
   sock.sendall((json.dumps(obj) + '\n').encode())
 
 def drop_privileges(p):
-  os.setresgid(p['gid'], p['gid'], p['gid'])
-  os.setresuid(p['uid'], p['uid'], p['uid'])
+  # Called inside the sandbox's user namespace, where the sandbox's uid may be an image's own user
+  # (bwrap --uid), mapped to the host uid the plan names.
+  uid, gid = p.get('innerUid', p['uid']), p.get('innerGid', p['gid'])
+  os.setresgid(gid, gid, gid)
+  os.setresuid(uid, uid, uid)

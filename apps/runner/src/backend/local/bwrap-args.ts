@@ -2,10 +2,14 @@ import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LaunchSpec } from '../sandbox-backend';
 import type { SandboxNetHandle } from './net/sandbox-networks';
+import type { SandboxUser } from './images/image-config';
 import { BASE_IMAGE, type LocalImage } from './options';
 
-/** Where an image's root comes from: the host's /usr (built-in base image) or a rootfs directory. */
-export type ImageSource = { kind: 'host' } | { kind: 'rootfs'; path: string };
+/**
+ * Where an image's root comes from: the host's /usr (built-in base image) or a rootfs directory;
+ * `user` is the image's own non-root user, the sandbox's uid/gid inside its user namespace.
+ */
+export type ImageSource = { kind: 'host' } | { kind: 'rootfs'; path: string; user?: SandboxUser };
 
 export function resolveImage(name: string, images: Record<string, LocalImage>): ImageSource | undefined {
   if (name === '' || name === 'default' || name === BASE_IMAGE) return { kind: 'host' };
@@ -97,6 +101,7 @@ export function bwrapArgs(spec: LaunchSpec, image: ImageSource, diskDir: string,
     '--unshare-all',
     ...(net ? ['--share-net'] : []),
     '--unshare-user',
+    ...(image.kind === 'rootfs' && image.user ? ['--uid', String(image.user.uid), '--gid', String(image.user.gid)] : []),
     '--disable-userns',
     '--die-with-parent',
     '--new-session',

@@ -39,6 +39,10 @@ import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
 import type { SupervisorPlan } from './supervisor-plan';
 import { installSupervisor, SUPERVISOR_ENTRY } from './supervisor-files';
 import { WarmSlots, type WarmSlot } from './warm-slots';
+import type { ImageStore } from './images/image-store';
+import { createImageStore, IMAGE_DIGEST_FILE, imageSourceOf, withImageConfig } from './images/launch-image';
+import { ImagePullError } from './images/pull-error';
+import type { ImageSource } from './bwrap-args';
 
 /** What the backend remembers about one sandbox (rebuilt from the state directory after a restart). */
 interface SandboxRecord {
@@ -55,6 +59,8 @@ interface SandboxRecord {
   supervisorPid?: number;
   poll?: NodeJS.Timeout;
   backstop?: NodeJS.Timeout;
+  /** Its image is being pulled: no supervisor exists yet. */
+  pulling?: boolean;
 }
 
 interface WireEvent {
@@ -95,6 +101,7 @@ export class LocalBackend implements SandboxBackend {
   private warm?: WarmSlots;
   private readonly net: SandboxNetworks;
   private closed = false;
+  private imageStore?: ImageStore;
 
   constructor(options: LocalBackendOptions) {
     if (!isSafeId(options.runnerId)) {
@@ -157,7 +164,9 @@ export class LocalBackend implements SandboxBackend {
       instanceTypes: [],
       storageMedia: ['STORAGE_MEDIUM_DISK'],
       supportsPrivileged: false,
-      images: [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
+      // A runner that pulls from registries runs any reference (a pull failure ends the sandbox
+      // with its reason); the list then names no image, which the policy engine reads as "any".
+      images: this.o.registry ? [] : [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
       // The built-in image is the default when neither the spec nor the policy names one.
       defaultImage: BASE_IMAGE,
     };
@@ -268,6 +277,13 @@ export class LocalBackend implements SandboxBackend {
     this.recordEvent(rec, { state: 'STATE_CREATING' });
 
     const image = resolveImage(this.o.imageAliases[spec.image] ?? spec.image, this.o.images);
+    if (!image && this.o.registry) {
+      // Creation is asynchronous: the pull runs after launch returns, and ends in RUNNING or FAILED.
+      rec.pulling = true;
+      this.armBackstop(rec);
+      void this.pullAndStart(rec, spec, cg, deadline, lifetime);
+      return;
+    }
     if (!image) {
       this.recordEvent(rec, {
         state: 'STATE_FAILED',
@@ -276,6 +292,30 @@ export class LocalBackend implements SandboxBackend {
       });
       return;
     }
+    await this.start(rec, spec, cg, image, deadline, lifetime);
+  }
+
+  /** Pulls the spec's image (or takes it from the cache), then starts the sandbox on it. */
+  private async pullAndStart(rec: SandboxRecord, spec: LaunchSpec, cg: RunnerCgroups, deadline: Date, lifetime: number): Promise<void> {
+    let stored;
+    try {
+      stored = await (this.imageCache() as ImageStore).ensure(spec.image, (message) => {
+        if (rec.state === 'STATE_CREATING') this.recordEvent(rec, { state: 'STATE_CREATING', message });
+      });
+    } catch (e) {
+      const reason = e instanceof ImagePullError ? e.reason : 'FAILED_TO_START';
+      this.recordEvent(rec, { state: 'STATE_FAILED', reason, message: `image ${JSON.stringify(spec.image)}: ${(e as Error).message}` });
+      return;
+    } finally {
+      rec.pulling = false;
+    }
+    // Stopped (and reaped) while its image was being pulled.
+    if (this.closed || isTerminalSandboxState(rec.state) || this.sandboxes.get(rec.id) !== rec) return;
+    writeFileSync(join(rec.dir, IMAGE_DIGEST_FILE), stored.digest);
+    await this.start(rec, withImageConfig(spec, stored), cg, imageSourceOf(stored), deadline, lifetime);
+  }
+
+  private async start(rec: SandboxRecord, spec: LaunchSpec, cg: RunnerCgroups, image: ImageSource, deadline: Date, lifetime: number): Promise<void> {
     const files: SupervisorPlan['files'] = [];
     for (const f of spec.files) {
       const rel = sandboxFileToDiskPath(f.path);
@@ -298,6 +338,7 @@ export class LocalBackend implements SandboxBackend {
         dir: rec.dir,
         uid: this.o.sandboxUid,
         gid: this.o.sandboxGid,
+        ...(image.kind === 'rootfs' && image.user ? { innerUid: image.user.uid, innerGid: image.user.gid } : {}),
         bwrapExe: this.o.bwrapPath,
         bwrap: bwrapArgs(spec, image, join(rec.dir, 'disk'), net),
         execEnv: baseEnv(spec),
@@ -393,6 +434,7 @@ export class LocalBackend implements SandboxBackend {
    * sandbox is still not terminal well past its deadline, the runner kills it itself.
    */
   private armBackstop(rec: SandboxRecord): void {
+    if (rec.backstop) return;
     const due = rec.deadline.getTime() + this.o.lifetimeGraceMs + 3000 - Date.now();
     rec.backstop = setTimeout(() => {
       if (!isTerminalSandboxState(rec.state)) void this.reap(rec.id, 'LIFETIME_EXPIRED').catch(() => undefined);
@@ -419,6 +461,9 @@ export class LocalBackend implements SandboxBackend {
   async stop(sandboxId: string, graceSeconds: number, reason: SandboxStateReason): Promise<void> {
     const rec = this.record(sandboxId);
     if (isTerminalSandboxState(rec.state)) return;
+    // No supervisor exists while the image is pulled: the sandbox simply ends (the pull, shared
+    // with other sandboxes, goes on and fills the cache).
+    if (rec.pulling) return this.reap(sandboxId, reason);
     // Seen by a supervisor that has not opened its socket yet; it then never starts the sandbox.
     if (!existsSync(join(rec.dir, 'stop-reason'))) writeFileSync(join(rec.dir, 'stop-reason'), reason);
     // A sandbox launched a moment ago may not have its supervisor yet: give the zygote time to fork it.
@@ -665,6 +710,12 @@ export class LocalBackend implements SandboxBackend {
     // Links of sandboxes that outlive the runner stay (they are adopted later); an idle runner leaves no table.
     await Promise.all([...this.sandboxes.values()].filter((r) => isTerminalSandboxState(r.state)).map((r) => this.net.teardown(r.id)));
     await this.net.dispose().catch(() => undefined);
+  }
+
+  /** Test and operator helper: the cache of pulled images (undefined when pulls are off). */
+  imageCache(): ImageStore | undefined {
+    if (this.o.registry) this.imageStore ??= createImageStore(this.o);
+    return this.imageStore;
   }
 
   /** Test and operator helper: this runner's network names (table, veth prefix, link block). */

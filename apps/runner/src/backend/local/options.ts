@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { RegistryCredential } from './images/registry-client';
 
 /** An image the local backend can run: a host directory used as a read-only root filesystem. */
 export interface LocalImage {
@@ -43,6 +44,19 @@ export interface LocalBackendOptions {
   hostResolvConf?: string;
   /** Egress links (namespace + veth) kept built ahead of demand once a sandbox has had egress. Default 2. */
   warmLinks?: number;
+  /** Pulls images from registries (any reference that is not a local image). Absent: no pulls. */
+  registry?: RegistryOptions;
+}
+
+export interface RegistryOptions {
+  /** Registries (`host[:port]`) spoken to over plain HTTP (`PADDOCK_REGISTRY_INSECURE`); all others HTTPS only. */
+  insecure?: string[];
+  /** Credentials by registry host (`PADDOCK_REGISTRY_CREDENTIALS`). */
+  credentials?: Record<string, RegistryCredential>;
+  /** Where pulled images are kept. Default `<stateDir>/images`. */
+  cacheDir?: string;
+  /** Bound of the image cache (unpacked size). Default 10 GiB. */
+  cacheBytes?: number;
 }
 
 export interface ResolvedOptions {
@@ -62,6 +76,7 @@ export interface ResolvedOptions {
   nftPath: string;
   hostResolvConf: string;
   warmLinks: number;
+  registry?: Required<RegistryOptions>;
 }
 
 export const BASE_IMAGE = 'paddock/base';
@@ -98,9 +113,10 @@ export function resolveOptions(o: LocalBackendOptions): ResolvedOptions {
       throw new Error(`image alias ${from}=${to}: ${to} is not a local image (known: ${[BASE_IMAGE, ...Object.keys(images)].join(', ')})`);
     }
   }
+  const stateDir = o.stateDir ?? join('/run/paddock', o.runnerId);
   return {
     runnerId: o.runnerId,
-    stateDir: o.stateDir ?? join('/run/paddock', o.runnerId),
+    stateDir,
     cgroupRoot: o.cgroupRoot ?? '/sys/fs/cgroup',
     images,
     imageAliases,
@@ -115,6 +131,16 @@ export function resolveOptions(o: LocalBackendOptions): ResolvedOptions {
     nftPath: o.nftPath ?? firstExisting(['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft']),
     hostResolvConf: o.hostResolvConf ?? '/etc/resolv.conf',
     warmLinks: o.warmLinks ?? 2,
+    ...(o.registry
+      ? {
+          registry: {
+            insecure: o.registry.insecure ?? [],
+            credentials: o.registry.credentials ?? {},
+            cacheDir: o.registry.cacheDir ?? join(stateDir, 'images'),
+            cacheBytes: o.registry.cacheBytes ?? 10 * 1024 ** 3,
+          },
+        }
+      : {}),
   };
 }
 

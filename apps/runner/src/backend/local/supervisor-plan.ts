@@ -17,6 +17,9 @@ export const SupervisorPlanSchema = z.strictObject({
   /** Host uid/gid the sandbox runs as (inside its user namespace). */
   uid: count,
   gid: count,
+  /** The uid/gid the sandbox's processes have inside its user namespace (an image's own user); default `uid`/`gid`. */
+  innerUid: count.optional(),
+  innerGid: count.optional(),
   bwrapExe: path,
   /** bwrap's full argv (argv[0] included). */
   bwrap: z.array(z.string()),

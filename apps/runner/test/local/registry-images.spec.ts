@@ -1,0 +1,225 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveSandboxSpec, validatePolicy } from '@paddock/policy';
+import { waitFor } from '@paddock/testing';
+import type { LocalBackendOptions } from '../../src/backend/local';
+import { buildImage, busyboxLayer, pushImage, startRegistry, type BuiltImage, type LayerFile, type TestImageSpec, type TestRegistry } from '../support/registry-fixture';
+import { cgroupValue, destroyBackend, launchRunning, makeBackend, spec, waitForState, type TestBackend } from './helpers';
+
+const RUN_SH = [
+  'echo "uid=$(id -u) gid=$(id -g) pwd=$(pwd) args=$* greeting=$GREETING override=$OVERRIDE"',
+  'cat /home/app/private.txt',
+  'exec sleep infinity',
+].join('\n');
+
+/** Three layers over busybox-static: a whiteout and an opaque directory in the second, the entrypoint in the third. */
+function testImage(marker: string): TestImageSpec {
+  const base: LayerFile[] = [
+    ...busyboxLayer(),
+    { path: 'etc', dir: true },
+    { path: 'etc/passwd', content: 'root:x:0:0::/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n' },
+    { path: 'etc/group', content: 'root:x:0:\napp:x:1000:\n' },
+    { path: 'secret.txt', content: 'deleted in the next layer\n' },
+    { path: 'data', dir: true },
+    { path: 'data/old.txt', content: 'hidden by the opaque directory\n' },
+    { path: 'marker', content: marker },
+  ];
+  const upper: LayerFile[] = [
+    { path: '.wh.secret.txt' },
+    { path: 'data', dir: true },
+    { path: 'data/.wh..wh..opq' },
+    { path: 'data/new.txt', content: 'new\n' },
+    { path: 'home', dir: true },
+    { path: 'home/app', dir: true, mode: 0o700, uid: 1000, gid: 1000 },
+    { path: 'home/app/private.txt', content: 'only app reads this\n', mode: 0o600, uid: 1000, gid: 1000 },
+  ];
+  const app: LayerFile[] = [
+    { path: 'app', dir: true },
+    { path: 'app/run.sh', content: RUN_SH, mode: 0o755 },
+  ];
+  return {
+    layers: [base, upper, app],
+    entrypoint: ['/bin/sh', '/app/run.sh'],
+    cmd: ['hello'],
+    env: ['PATH=/bin', 'GREETING=from-image', 'OVERRIDE=image'],
+    workingDir: '/srv/work',
+    user: 'app',
+  };
+}
+
+async function logText(t: TestBackend, id: string): Promise<string> {
+  let out = '';
+  for await (const c of t.backend.logs(id, {})) out += c.data.toString();
+  return out;
+}
+
+describe('local backend: images pulled from a registry', () => {
+  let pub: TestRegistry;
+  let priv: TestRegistry;
+  let image: BuiltImage;
+  let other: BuiltImage;
+  let corrupt: BuiltImage;
+  let digest: string;
+  const backends: TestBackend[] = [];
+
+  function registryBackend(extra: Partial<LocalBackendOptions['registry']> = {}, more: Partial<LocalBackendOptions> = {}): TestBackend {
+    const t = makeBackend({ registry: { insecure: [pub.host, priv.host], ...extra }, ...more });
+    backends.push(t);
+    return t;
+  }
+
+  beforeAll(async () => {
+    [pub, priv] = await Promise.all([startRegistry(), startRegistry({ alice: 's3cret' })]);
+    image = await buildImage(testImage(`main-${process.pid}`));
+    other = await buildImage(testImage(`other-${process.pid}`));
+    corrupt = await buildImage(testImage(`corrupt-${process.pid}-${Date.now()}`));
+    digest = await pushImage(image, pub, 'paddock/test:v1');
+    await pushImage(other, pub, 'paddock/other:v1');
+    await pushImage(corrupt, pub, 'paddock/corrupt:v1');
+    await pushImage(image, priv, 'team/private:v1', 'alice:s3cret');
+  }, 120_000);
+
+  afterEach(async () => {
+    for (const t of backends.splice(0)) {
+      const left = await destroyBackend(t);
+      expect(left).toEqual({ leftoverProcesses: [], leftoverCgroups: [] });
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all([pub?.stop(), priv?.stop()]);
+    for (const img of [image, other, corrupt]) if (img) rmSync(img.layoutDir, { recursive: true, force: true });
+  });
+
+  it('runs an image by tag with its entrypoint, env, workdir and non-root user; whiteouts applied', async () => {
+    const t = registryBackend();
+    expect(t.backend.capabilities().images).toEqual([]);
+    const ref = `${pub.host}/paddock/test:v1`;
+    await t.backend.launch(spec('by-tag', { image: ref, env: { OVERRIDE: 'spec' } }));
+    const running = await waitForState(t, 'by-tag', ['STATE_RUNNING', 'STATE_FAILED'], 60_000);
+    expect(running).toMatchObject({ state: 'STATE_RUNNING' });
+    const creating = t.events.filter((e) => e.sandboxId === 'by-tag' && e.state === 'STATE_CREATING').map((e) => e.message ?? '');
+    expect(creating.some((m) => m.startsWith(`pulling image ${ref} (3 layers`))).toBe(true);
+    expect(creating.some((m) => m.startsWith(`unpacking image ${ref}`))).toBe(true);
+
+    const out = await waitFor(async () => ((await logText(t, 'by-tag')).includes('only app reads this') ? logText(t, 'by-tag') : undefined), { timeoutMs: 10_000, what: 'the entrypoint output' });
+    expect(out).toBe('uid=1000 gid=1000 pwd=/srv/work args=hello greeting=from-image override=spec\nonly app reads this\n');
+
+    const exec = async (cmd: string): Promise<string> => (await t.backend.exec('by-tag', { argv: ['sh', '-c', cmd] })).stdout.toString();
+    // Exec runs as the image's user too, with the image's env under the spec's, in its workdir.
+    expect(await exec('echo $(id -u):$(id -g) $(pwd) $GREETING $OVERRIDE')).toBe('1000:1000 /srv/work from-image spec\n');
+    // uid 1000 inside is the runner's unprivileged host uid outside, never root: every process of
+    // the sandbox, seen from the host.
+    const pids = cgroupValue(t, 'by-tag', 'pids', 'cgroup.procs').split('\n').filter(Boolean);
+    expect(pids.length).toBeGreaterThan(0);
+    const hostUids = new Set(pids.map((pid) => /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]));
+    expect([...hostUids]).toEqual(['65534']);
+    expect(await exec('test -e /secret.txt && echo present || echo absent')).toBe('absent\n');
+    expect(await exec('ls /data')).toBe('new.txt\n');
+    expect(await exec('cat /home/app/private.txt')).toBe('only app reads this\n');
+    // The image is read-only; the sandbox writes to its own /tmp and /workspace.
+    expect(await exec('echo x > /app/new 2>/dev/null && echo wrote || echo refused')).toBe('refused\n');
+    expect(await exec('echo x > /tmp/f && cat /tmp/f')).toBe('x\n');
+    expect(t.backend.imageCache()?.list().map((i) => i.digest)).toEqual([digest]);
+  }, 90_000);
+
+  it('runs an image by digest (from the cache, no second pull) and lets the spec command override the entrypoint', async () => {
+    const t = registryBackend();
+    await launchRunning(t, spec('first', { image: `${pub.host}/paddock/test:v1` }));
+    await t.backend.launch(spec('by-digest', { image: `${pub.host}/paddock/test@${digest}`, command: ['sh', '-c', 'echo by-digest as $(id -u) in $(pwd)'] }));
+    const end = await waitForState(t, 'by-digest', ['STATE_COMPLETED', 'STATE_FAILED'], 30_000);
+    expect(end).toMatchObject({ state: 'STATE_COMPLETED', exitCode: 0 });
+    expect(await logText(t, 'by-digest')).toBe('by-digest as 1000 in /srv/work\n');
+    expect(t.backend.imageCache()?.pulls).toBe(1);
+  }, 90_000);
+
+  it('refuses a layer that does not match its digest, and a digest the registry does not have', async () => {
+    // The registry serves what its storage holds: a layer changed there no longer hashes to its digest.
+    const layer = corrupt.layers[0] as { digest: string; size: number };
+    const hexd = layer.digest.slice(7);
+    const data = join(pub.storageDir, 'docker/registry/v2/blobs/sha256', hexd.slice(0, 2), hexd, 'data');
+    const bytes = readFileSync(data);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
+    writeFileSync(data, bytes);
+    const t = registryBackend();
+    await t.backend.launch(spec('tampered', { image: `${pub.host}/paddock/corrupt:v1` }));
+    const failed = await waitForState(t, 'tampered', ['STATE_FAILED', 'STATE_RUNNING'], 60_000);
+    expect(failed).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_DIGEST_MISMATCH' });
+    expect(failed.message).toContain(`not ${layer.digest}`);
+    expect(t.backend.imageCache()?.list()).toEqual([]);
+
+    const missing = `sha256:${'0'.repeat(64)}`;
+    await t.backend.launch(spec('no-such-digest', { image: `${pub.host}/paddock/test@${missing}` }));
+    const notFound = await waitForState(t, 'no-such-digest', ['STATE_FAILED', 'STATE_RUNNING'], 30_000);
+    expect(notFound).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_NOT_FOUND' });
+    expect(notFound.message).toContain(missing);
+  }, 90_000);
+
+  it('needs credentials for a private repository and works with them', async () => {
+    const ref = `${priv.host}/team/private:v1`;
+    const anon = registryBackend();
+    await anon.backend.launch(spec('anon', { image: ref }));
+    expect(await waitForState(anon, 'anon', ['STATE_FAILED', 'STATE_RUNNING'], 30_000)).toMatchObject({
+      state: 'STATE_FAILED',
+      reason: 'IMAGE_PULL_UNAUTHORIZED',
+      message: expect.stringContaining(`registry ${priv.host} needs credentials for team/private`),
+    });
+    const wrong = registryBackend({ credentials: { [priv.host]: { username: 'alice', password: 'wrong' } } });
+    await wrong.backend.launch(spec('wrong', { image: ref }));
+    expect(await waitForState(wrong, 'wrong', ['STATE_FAILED', 'STATE_RUNNING'], 30_000)).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_PULL_UNAUTHORIZED' });
+    const alice = registryBackend({ credentials: { [priv.host]: { username: 'alice', password: 's3cret' } } });
+    await launchRunning(alice, spec('alice', { image: ref }));
+    expect((await alice.backend.exec('alice', { argv: ['id', '-u'] })).stdout.toString()).toBe('1000\n');
+  }, 90_000);
+
+  it('pulls once for two concurrent creates of the same image', async () => {
+    const t = registryBackend();
+    const before = pub.log().length;
+    const ref = `${pub.host}/paddock/other:v1`;
+    await Promise.all([t.backend.launch(spec('one', { image: ref })), t.backend.launch(spec('two', { image: ref }))]);
+    for (const id of ['one', 'two']) expect(await waitForState(t, id, ['STATE_RUNNING', 'STATE_FAILED'], 60_000)).toMatchObject({ state: 'STATE_RUNNING' });
+    expect(t.backend.imageCache()?.pulls).toBe(1);
+    // The registry's own access log: each layer was fetched once.
+    const log = pub.log().slice(before);
+    for (const l of other.layers) expect(log.split(`GET /v2/paddock/other/blobs/${l.digest}`).length - 1).toBe(1);
+  }, 90_000);
+
+  it('resumes a blob a previous runner left partial', async () => {
+    const t = registryBackend();
+    const cacheDir = join(t.stateDir, 'images');
+    const layer = other.layers[0] as { digest: string; size: number };
+    const whole = readFileSync(join(other.layoutDir, 'blobs/sha256', layer.digest.slice(7)));
+    // What an interrupted download leaves: the first half of the blob.
+    t.backend.imageCache();
+    writeFileSync(join(cacheDir, 'blobs', `${layer.digest.slice(7)}.partial`), whole.subarray(0, Math.floor(whole.length / 2)));
+    const before = pub.log().length;
+    await launchRunning(t, spec('resumed', { image: `${pub.host}/paddock/other:v1` }));
+    const line = pub.log().slice(before).split('\n').find((l) => l.includes(`GET /v2/paddock/other/blobs/${layer.digest}`)) ?? '';
+    expect(line).toMatch(new RegExp(`" 206 ${whole.length - Math.floor(whole.length / 2)} `));
+    expect((await t.backend.exec('resumed', { argv: ['cat', '/marker'] })).stdout.toString()).toBe(`other-${process.pid}`);
+  }, 90_000);
+
+  it('collects unused images past the cache bound, never one a sandbox uses', async () => {
+    const t = registryBackend({ cacheBytes: 1 });
+    await launchRunning(t, spec('a', { image: `${pub.host}/paddock/test:v1` }));
+    await launchRunning(t, spec('b', { image: `${pub.host}/paddock/other:v1` }));
+    // Both in use: the bound is exceeded rather than a running sandbox's image removed.
+    expect(t.backend.imageCache()?.list()).toHaveLength(2);
+    await t.backend.reap('a', 'STOPPED_BY_USER');
+    expect(t.backend.imageCache()?.collect()).toEqual([digest]);
+    expect(t.backend.imageCache()?.list().map((i) => i.reference)).toEqual([`${pub.host}/paddock/other:v1`]);
+  }, 90_000);
+
+  it('is admitted by the policy for an allowed registry and refused naming the rule otherwise', () => {
+    const t = registryBackend();
+    const policy = validatePolicy({ constraints: { image: { allowedRegistries: [pub.host] } } });
+    if (!policy.ok) throw new Error('policy');
+    const caps = t.backend.capabilities();
+    const allowed = resolveSandboxSpec({ policy: policy.policy, spec: { containers: [{ image: `${pub.host}/paddock/test:v1` }] }, capabilities: caps });
+    expect(allowed.ok).toBe(true);
+    const refused = resolveSandboxSpec({ policy: policy.policy, spec: { containers: [{ image: `${priv.host}/team/private:v1` }] }, capabilities: caps });
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.violations.map((v) => [v.field, v.rule])).toEqual([['containers[0].image', 'allowed_registries']]);
+  });
+});
