@@ -47,6 +47,11 @@ export const RUNNER_HOST_SETTINGS_ENV = [
   'PADDOCK_HEARTBEAT_INTERVAL_MS',
   'PADDOCK_STREAM_IDLE_TIMEOUT_MS',
   'PADDOCK_IMAGE_ALIASES',
+  /** Local backend registry pulls: on/off, plain-HTTP registries, the credentials file, the cache bound. */
+  'PADDOCK_IMAGE_PULLS',
+  'PADDOCK_REGISTRY_INSECURE',
+  'PADDOCK_REGISTRY_AUTH_FILE',
+  'PADDOCK_IMAGE_CACHE_BYTES',
   /** The runner's log level and format (JSON lines unless `pretty`). */
   'LOG_LEVEL',
   'LOG_FORMAT',

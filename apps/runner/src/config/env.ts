@@ -37,6 +37,18 @@ export const RunnerEnvSchema = z.object({
       ctx.addIssue({ code: 'custom', message: (e as Error).message });
     }
   }),
+  /** `local` backend: pull images that are not local from their registries (`false`: local images only). */
+  PADDOCK_IMAGE_PULLS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** `local` backend: registries (`host[:port]`, comma-separated) spoken to over plain HTTP, e.g. `127.0.0.1:5000`; all others HTTPS only. */
+  PADDOCK_REGISTRY_INSECURE: commaList(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, 'each must be a registry host[:port]'),
+  /**
+   * `local` backend: registry credentials, a file in the `auths` format of Docker's config.json
+   * and containers-auth.json (`{"auths": {"host": {"auth": "<base64 user:password>"}}}`). Never
+   * values in the environment: children would inherit them.
+   */
+  PADDOCK_REGISTRY_AUTH_FILE: z.string().min(1).optional(),
+  /** `local` backend: bound of the pulled-image cache, in bytes (unpacked). */
+  PADDOCK_IMAGE_CACHE_BYTES: z.coerce.number().int().positive().default(10 * 1024 ** 3),
   /** `kubernetes` backend: the namespace of the sandbox pods (default `paddock-sandboxes-<runnerId>`). */
   PADDOCK_SANDBOX_NAMESPACE: z
     .string()

@@ -1,10 +1,17 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { resolveSandboxSpec, validatePolicy } from '@paddock/policy';
 import { waitFor } from '@paddock/testing';
+import { localRegistryOptions } from '../../src/backend/create-backend';
 import type { LocalBackendOptions } from '../../src/backend/local';
+import { parseRunnerEnv } from '../../src/config/env';
 import { buildImage, busyboxLayer, pushImage, startRegistry, type BuiltImage, type LayerFile, type TestImageSpec, type TestRegistry } from '../support/registry-fixture';
 import { cgroupValue, destroyBackend, launchRunning, makeBackend, spec, waitForState, type TestBackend } from './helpers';
+
+const run = promisify(execFile);
 
 const RUN_SH = [
   'echo "uid=$(id -u) gid=$(id -g) pwd=$(pwd) args=$* greeting=$GREETING override=$OVERRIDE"',
@@ -159,17 +166,39 @@ describe('local backend: images pulled from a registry', () => {
     const ref = `${priv.host}/team/private:v1`;
     const anon = registryBackend();
     await anon.backend.launch(spec('anon', { image: ref }));
-    expect(await waitForState(anon, 'anon', ['STATE_FAILED', 'STATE_RUNNING'], 30_000)).toMatchObject({
-      state: 'STATE_FAILED',
-      reason: 'IMAGE_PULL_UNAUTHORIZED',
-      message: expect.stringContaining(`registry ${priv.host} needs credentials for team/private`),
-    });
+    const refused = await waitForState(anon, 'anon', ['STATE_FAILED', 'STATE_RUNNING'], 30_000);
+    expect(refused).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_PULL_UNAUTHORIZED' });
+    expect(refused.message).toContain(`registry ${priv.host} needs credentials for team/private`);
     const wrong = registryBackend({ credentials: { [priv.host]: { username: 'alice', password: 'wrong' } } });
     await wrong.backend.launch(spec('wrong', { image: ref }));
     expect(await waitForState(wrong, 'wrong', ['STATE_FAILED', 'STATE_RUNNING'], 30_000)).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_PULL_UNAUTHORIZED' });
     const alice = registryBackend({ credentials: { [priv.host]: { username: 'alice', password: 's3cret' } } });
     await launchRunning(alice, spec('alice', { image: ref }));
     expect((await alice.backend.exec('alice', { argv: ['id', '-u'] })).stdout.toString()).toBe('1000\n');
+  }, 90_000);
+
+  it('takes plain-HTTP registries and credentials from the runner configuration (an auth file skopeo login writes)', async () => {
+    const authFile = join(mkdtempSync(join(tmpdir(), 'paddock-auth-')), 'auth.json');
+    try {
+      await run('skopeo', ['login', '--tls-verify=false', '--authfile', authFile, '-u', 'alice', '-p', 's3cret', priv.host]);
+      const env = parseRunnerEnv({ PADDOCK_REGISTRY_INSECURE: `${priv.host}, ${pub.host}`, PADDOCK_REGISTRY_AUTH_FILE: authFile });
+      if (!env.ok) throw new Error(env.message);
+      const bad = parseRunnerEnv({ PADDOCK_REGISTRY_INSECURE: 'http://x' });
+      expect(bad.ok ? [] : bad.errors.join(' ')).toContain('PADDOCK_REGISTRY_INSECURE');
+      const options = localRegistryOptions(env.env);
+      expect(options.registry?.insecure).toEqual([priv.host, pub.host]);
+      const t = makeBackend(options);
+      backends.push(t);
+      await launchRunning(t, spec('configured', { image: `${priv.host}/team/private:v1` }));
+      expect((await t.backend.exec('configured', { argv: ['cat', '/marker'] })).stdout.toString()).toBe(`main-${process.pid}`);
+      // Without the insecure entry the registry is HTTPS only, which it does not speak.
+      const strict = makeBackend({ registry: {} });
+      backends.push(strict);
+      await strict.backend.launch(spec('https-only', { image: `${pub.host}/paddock/test:v1` }));
+      expect(await waitForState(strict, 'https-only', ['STATE_FAILED', 'STATE_RUNNING'], 30_000)).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_PULL_FAILED' });
+    } finally {
+      rmSync(join(authFile, '..'), { recursive: true, force: true });
+    }
   }, 90_000);
 
   it('pulls once for two concurrent creates of the same image', async () => {

@@ -133,7 +133,7 @@ async function layerTar(files: LayerFile[]): Promise<Buffer> {
     }
     const chunks: Buffer[] = [];
     const stream = tar.c({ cwd: stage, portable: false, noMtime: true }, files.map((f) => f.path));
-    for await (const c of stream) chunks.push(c as Buffer);
+    for await (const c of stream) chunks.push(c);
     return Buffer.concat(chunks);
   } finally {
     rmSync(stage, { recursive: true, force: true });

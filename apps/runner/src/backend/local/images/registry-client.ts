@@ -20,6 +20,8 @@ export interface RegistryClientOptions {
   credentials: Readonly<Record<string, RegistryCredential>>;
   /** The platform picked from a multi-platform index. */
   platform: { os: string; architecture: string };
+  /** A request (or a download) that makes no progress this long is abandoned. Default 30 s. */
+  stallMs?: number;
 }
 
 export const MEDIA = {
@@ -70,18 +72,18 @@ export class RegistryClient {
   }
 
   /** GET with the registry's auth challenge answered once; a second 401 is an authorization failure. */
-  private async get(ref: ImageReference, url: string, headers: Record<string, string>): Promise<Response> {
+  private async get(ref: ImageReference, url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
     const key = `${ref.registry}/${ref.repository}`;
     const send = (): Promise<Response> => {
       const auth = this.tokens.get(key);
-      return fetch(url, { headers: { ...headers, ...(auth ? { authorization: auth } : {}) }, redirect: 'follow' });
+      return fetch(url, { headers: { ...headers, ...(auth ? { authorization: auth } : {}) }, redirect: 'follow', signal });
     };
     let res: Response;
     try {
       res = await send();
       if (res.status === 401) {
         await res.body?.cancel();
-        this.tokens.set(key, await this.answerChallenge(ref, res.headers.get('www-authenticate') ?? ''));
+        this.tokens.set(key, await this.answerChallenge(ref, res.headers.get('www-authenticate') ?? '', signal));
         res = await send();
       }
     } catch (e) {
@@ -96,7 +98,7 @@ export class RegistryClient {
     return res;
   }
 
-  private async answerChallenge(ref: ImageReference, challenge: string): Promise<string> {
+  private async answerChallenge(ref: ImageReference, challenge: string, signal: AbortSignal): Promise<string> {
     const cred = this.o.credentials[ref.registry];
     const basic = cred ? `Basic ${Buffer.from(`${cred.username}:${cred.password}`).toString('base64')}` : undefined;
     const scheme = challenge.split(' ', 1)[0]?.toLowerCase();
@@ -110,7 +112,7 @@ export class RegistryClient {
     const url = new URL(params['realm']);
     if (params['service']) url.searchParams.set('service', params['service']);
     url.searchParams.set('scope', params['scope'] ?? `repository:${ref.repository}:pull`);
-    const res = await fetch(url, { headers: basic ? { authorization: basic } : {} });
+    const res = await fetch(url, { headers: basic ? { authorization: basic } : {}, signal });
     if (!res.ok) {
       await res.body?.cancel();
       throw new ImagePullError('IMAGE_PULL_UNAUTHORIZED', `the token service of ${ref.registry} refused ${cred ? 'the configured credentials' : 'anonymous access'} (HTTP ${res.status})`);
@@ -122,7 +124,7 @@ export class RegistryClient {
   }
 
   private async manifestAt(ref: ImageReference, version: string): Promise<{ body: Buffer; mediaType: string; digest: string }> {
-    const res = await this.get(ref, `${this.base(ref)}/manifests/${version}`, { accept: ACCEPT });
+    const res = await this.get(ref, `${this.base(ref)}/manifests/${version}`, { accept: ACCEPT }, AbortSignal.timeout(this.o.stallMs ?? 30_000));
     if (res.status === 404) {
       await res.body?.cancel();
       throw new ImagePullError('IMAGE_NOT_FOUND', `image ${formatReference(ref)} was not found in registry ${ref.registry}`);
@@ -171,7 +173,24 @@ export class RegistryClient {
     mkdirSync(dirname(dest), { recursive: true });
     const partial = `${dest}.partial`;
     const have = existsSync(partial) ? statSync(partial).size : 0;
-    const res = await this.get(ref, `${this.base(ref)}/blobs/${blob.digest}`, have > 0 && have < blob.size ? { range: `bytes=${have}-` } : {});
+    // Abandoned when no byte arrives for the stall time (the partial file keeps what came).
+    const stall = new AbortController();
+    const stallMs = this.o.stallMs ?? 30_000;
+    let timer = setTimeout(() => stall.abort(new Error(`no data for ${stallMs} ms`)), stallMs);
+    const touch = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => stall.abort(new Error(`no data for ${stallMs} ms`)), stallMs);
+    };
+    try {
+      await this.download(ref, blob, partial, have, stall.signal, touch, onBytes);
+    } finally {
+      clearTimeout(timer);
+    }
+    renameSync(partial, dest);
+  }
+
+  private async download(ref: ImageReference, blob: Descriptor, partial: string, have: number, signal: AbortSignal, touch: () => void, onBytes?: (n: number) => void): Promise<void> {
+    const res = await this.get(ref, `${this.base(ref)}/blobs/${blob.digest}`, have > 0 && have < blob.size ? { range: `bytes=${have}-` } : {}, signal);
     if (res.status === 404) {
       await res.body?.cancel();
       throw new ImagePullError('IMAGE_NOT_FOUND', `blob ${blob.digest} of ${formatReference(ref)} is missing from registry ${ref.registry}`);
@@ -186,6 +205,7 @@ export class RegistryClient {
     let size = resumed ? have : 0;
     const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
     body.on('data', (chunk: Buffer) => {
+      touch();
       hash.update(chunk);
       size += chunk.length;
       onBytes?.(chunk.length);
@@ -201,7 +221,6 @@ export class RegistryClient {
       rmSync(partial, { force: true });
       throw new ImagePullError('IMAGE_DIGEST_MISMATCH', `blob of ${formatReference(ref)} hashes to ${got} (${size} bytes), not ${blob.digest} (${blob.size} bytes): refused`);
     }
-    renameSync(partial, dest);
   }
 }
 
