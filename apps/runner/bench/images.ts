@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     }
     const o = latencyStats(ours);
     const f = latencyStats(floor);
-    rows.push(row(`first create of an uncached ${mib.toFixed(0)} MiB image (pull + verify + unpack) → RUNNING p50, ${ROUNDS} rounds`, 'ms', [o.p50], { floor: { name: 'skopeo copy + umoci unpack of the same image p50', median: f.p50 }, target: '≤ 1.5× floor', note: `ours min ${o.min.toFixed(0)}, floor min ${f.min.toFixed(0)}` }));
+    rows.push(row(`first create of an uncached ${mib.toFixed(0)} MiB image (pull + verify + unpack) → RUNNING p50, ${ROUNDS} rounds`, 'ms', [o.p50], { id: 'uncached-image-create-p50', floor: { name: 'skopeo copy + umoci unpack of the same image p50', median: f.p50 }, target: '≤ 1.5× floor', note: `ours min ${o.min.toFixed(0)}, floor min ${f.min.toFixed(0)}` }));
 
     await launchTimed('warm', ref);
     const cached: number[] = [];
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     }
     const c = latencyStats(cached);
     const b = latencyStats(base);
-    rows.push(row(`create → RUNNING p50 from a cached registry image, ${LAUNCHES} sequential`, 'ms', [c.p50], { floor: { name: 'paddock/base p50, interleaved', median: b.p50 }, target: 'within noise (≈ 1×) plus one manifest request', note: `p99 ${c.p99.toFixed(2)} vs ${b.p99.toFixed(2)}` }));
+    rows.push(row(`create → RUNNING p50 from a cached registry image, ${LAUNCHES} sequential`, 'ms', [c.p50], { id: 'cached-image-create-p50', floor: { name: 'paddock/base p50, interleaved', median: b.p50 }, target: 'within noise (≈ 1×) plus one manifest request', note: `p99 ${c.p99.toFixed(2)} vs ${b.p99.toFixed(2)}` }));
     rmSync(img.layoutDir, { recursive: true, force: true });
   } finally {
     for (const r of await backend.recover()) await backend.reap(r.sandboxId, 'RUNNER_DELETED');
