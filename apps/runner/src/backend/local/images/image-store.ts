@@ -6,7 +6,7 @@ import { parseRunConfig, resolveImageUser, RunConfigSchema, type SandboxUser } f
 import { ImagePullError } from './pull-error';
 import { formatReference, parseImageReference, type ImageReference } from './reference';
 import type { Descriptor, RegistryClient } from './registry-client';
-import { freshRoot, normalizeOwnership, unpackLayer } from './unpack-layer';
+import { freshRoot, normalizeOwnership, scanWhiteouts, unpackLayer, type LayerWhiteouts } from './unpack-layer';
 
 /** What the store keeps beside each unpacked root filesystem (`<dir>/images/<hex>/image.json`). */
 const StoredImageMetaSchema = z.strictObject({
@@ -135,11 +135,18 @@ export class ImageStore {
     onProgress?.(`pulling image ${formatReference(ref)} (${manifest.layers.length} layers, ${mib(total)} MiB)`);
     await this.o.client.fetchBlob(ref, manifest.config, blob(manifest.config), progress);
     const run = parseRunConfig(readFileSync(blob(manifest.config)));
-    // Up to three downloads at a time; layers are applied in order once all are in.
+    // Up to three downloads at a time, each layer's whiteouts read as soon as it is in (while
+    // the others download); layers are applied in order once all are in.
     const queue = [...manifest.layers];
+    const scans = new Map<string, Promise<LayerWhiteouts>>();
     await Promise.all(
       [0, 1, 2].map(async () => {
-        for (let l = queue.shift(); l; l = queue.shift()) await this.o.client.fetchBlob(ref, l, blob(l), progress);
+        for (let l = queue.shift(); l; l = queue.shift()) {
+          await this.o.client.fetchBlob(ref, l, blob(l), progress);
+          const scan = scanWhiteouts(blob(l));
+          scan.catch(() => undefined);
+          scans.set(l.digest, scan);
+        }
       }),
     );
     onProgress?.(`unpacking image ${formatReference(ref)}`);
@@ -148,7 +155,7 @@ export class ImageStore {
     try {
       mkdirSync(staging, { mode: 0o711 });
       freshRoot(root);
-      for (const l of manifest.layers) await unpackLayer(blob(l), root);
+      for (const l of manifest.layers) await unpackLayer(blob(l), root, scans.get(l.digest));
       const user = resolveImageUser(root, run.user);
       if (run.workingDir) ensureWorkingDir(root, run.workingDir);
       const sizeBytes = normalizeOwnership(root, user?.uid, this.o.hostUid, this.o.hostGid);

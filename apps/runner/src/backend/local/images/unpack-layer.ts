@@ -31,6 +31,39 @@ function insideRoot(root: string, rel: string): string | undefined {
   return join(root, ...parts);
 }
 
+/** What a layer deletes from the layers below it. */
+export interface LayerWhiteouts {
+  /** Paths (relative to the root) a `.wh.<name>` removes. */
+  whiteouts: string[];
+  /** Directories (relative; `''` = the root) a `.wh..wh..opq` empties. */
+  opaques: string[];
+}
+
+/**
+ * Reads a layer's whiteouts (the first of the two passes over it). Separate so that the pull can
+ * scan each layer as soon as it is downloaded, while the others still download.
+ */
+export async function scanWhiteouts(layerFile: string): Promise<LayerWhiteouts> {
+  const whiteouts: string[] = [];
+  const opaques: string[] = [];
+  await tar
+    .t({
+      file: layerFile,
+      onReadEntry: (e) => {
+        const rel = cleanRelative(e.path);
+        if (rel === undefined) return;
+        const base = posix.basename(rel);
+        const dir = posix.dirname(rel) === '.' ? '' : posix.dirname(rel);
+        if (base === OPAQUE) opaques.push(dir);
+        else if (base.startsWith(WHITEOUT)) whiteouts.push(posix.join(dir, base.slice(WHITEOUT.length)));
+      },
+    })
+    .catch((e: unknown) => {
+      throw new ImagePullError('IMAGE_PULL_FAILED', `layer ${layerFile} is not a readable tar archive: ${(e as Error).message}`);
+    });
+  return { whiteouts, opaques };
+}
+
 /**
  * Applies one layer (a tar, gzip-compressed or not) on top of `root`, the OCI way: first the
  * layer's whiteouts delete what lower layers put there (`.wh.name` removes `name`,
@@ -40,22 +73,8 @@ function insideRoot(root: string, rel: string): string | undefined {
  * What is written is confined: no path outside the root, nothing through a symbolic link, no
  * device nodes or FIFOs, no setuid/setgid bits.
  */
-export async function unpackLayer(layerFile: string, root: string): Promise<void> {
-  const whiteouts: string[] = [];
-  const opaques: string[] = [];
-  await tar.t({
-    file: layerFile,
-    onReadEntry: (e) => {
-      const rel = cleanRelative(e.path);
-      if (rel === undefined) return;
-      const base = posix.basename(rel);
-      const dir = posix.dirname(rel) === '.' ? '' : posix.dirname(rel);
-      if (base === OPAQUE) opaques.push(dir);
-      else if (base.startsWith(WHITEOUT)) whiteouts.push(posix.join(dir, base.slice(WHITEOUT.length)));
-    },
-  }).catch((e: unknown) => {
-    throw new ImagePullError('IMAGE_PULL_FAILED', `layer ${layerFile} is not a readable tar archive: ${(e as Error).message}`);
-  });
+export async function unpackLayer(layerFile: string, root: string, scan?: Promise<LayerWhiteouts>): Promise<void> {
+  const { whiteouts, opaques } = await (scan ?? scanWhiteouts(layerFile));
   for (const dir of opaques) {
     const at = dir === '' ? root : insideRoot(root, `${dir}/.`);
     if (!at) continue;
