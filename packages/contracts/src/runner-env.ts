@@ -52,6 +52,7 @@ export const RUNNER_HOST_SETTINGS_ENV = [
   'PADDOCK_REGISTRY_INSECURE',
   'PADDOCK_REGISTRY_AUTH_FILE',
   'PADDOCK_IMAGE_CACHE_BYTES',
+  'PADDOCK_SANDBOX_IMAGE_PULL_SECRETS',
   /** The runner's log level and format (JSON lines unless `pretty`). */
   'LOG_LEVEL',
   'LOG_FORMAT',

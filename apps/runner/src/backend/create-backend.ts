@@ -28,6 +28,7 @@ export function createBackend(env: RunnerEnv, runnerId: string): SandboxBackend 
         gpuResource: env.PADDOCK_SANDBOX_GPU_RESOURCE,
         gpuTypes: env.PADDOCK_SANDBOX_GPU_TYPES,
         gpuTypeLabel: env.PADDOCK_SANDBOX_GPU_TYPE_LABEL,
+        imagePullSecrets: env.PADDOCK_SANDBOX_IMAGE_PULL_SECRETS,
       });
     }
   }

@@ -49,6 +49,8 @@ export const RunnerEnvSchema = z.object({
   PADDOCK_REGISTRY_AUTH_FILE: z.string().min(1).optional(),
   /** `local` backend: bound of the pulled-image cache, in bytes (unpacked). */
   PADDOCK_IMAGE_CACHE_BYTES: z.coerce.number().int().positive().default(10 * 1024 ** 3),
+  /** `kubernetes` backend: pull secrets (names in the sandbox namespace, comma-separated) every sandbox pod names. */
+  PADDOCK_SANDBOX_IMAGE_PULL_SECRETS: commaList(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'each must be a Secret name (DNS subdomain)'),
   /** `kubernetes` backend: the namespace of the sandbox pods (default `paddock-sandboxes-<runnerId>`). */
   PADDOCK_SANDBOX_NAMESPACE: z
     .string()

@@ -51,6 +51,8 @@ export interface KubernetesBackendOptions {
   /** GPU models offered (advertised as `gpuTypes`), selected by the node label `gpuTypeLabel`. */
   gpuTypes?: string[];
   gpuTypeLabel?: string;
+  /** Pull secrets every sandbox pod names (`PADDOCK_SANDBOX_IMAGE_PULL_SECRETS`). */
+  imagePullSecrets?: string[];
 }
 
 const FIELD_MANAGER = 'paddock-runner';
@@ -132,6 +134,7 @@ export class KubernetesBackend implements SandboxBackend {
       ...(opts.gpuResource !== undefined ? { gpuResource: opts.gpuResource } : {}),
       gpuTypes: opts.gpuTypes ?? [],
       ...(opts.gpuTypeLabel !== undefined ? { gpuTypeLabel: opts.gpuTypeLabel } : {}),
+      imagePullSecrets: opts.imagePullSecrets ?? [],
     };
   }
 

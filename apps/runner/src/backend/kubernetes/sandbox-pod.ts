@@ -45,6 +45,11 @@ export interface SandboxPodOptions {
   gpuTypes?: readonly string[];
   /** Node label naming each node's GPU model (default `nvidia.com/gpu.product`, as GPU feature discovery sets it). */
   gpuTypeLabel?: string;
+  /**
+   * Secrets (in the sandbox namespace, type `kubernetes.io/dockerconfigjson`) the kubelet pulls
+   * sandbox images with: the runner's registry credentials, as the local backend's auth file.
+   */
+  imagePullSecrets?: readonly string[];
 }
 
 /** DNS-1123 pod name derived from the sandbox id: readable prefix plus a hash so distinct ids never collide. */
@@ -161,6 +166,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
       ...(runtimeClassName ? { runtimeClassName } : {}),
       // The only node selection a launch gets: the GPU model it asked for (never from user fields).
       ...(spec.gpuCount && spec.gpuType !== undefined ? { nodeSelector: { [opts.gpuTypeLabel ?? DEFAULT_GPU_TYPE_LABEL]: spec.gpuType } } : {}),
+      ...(opts.imagePullSecrets?.length ? { imagePullSecrets: opts.imagePullSecrets.map((name) => ({ name })) } : {}),
       terminationGracePeriodSeconds: 10,
       securityContext: {
         runAsNonRoot: true,
