@@ -76,7 +76,7 @@ describe('local backend: images pulled from a registry', () => {
   }
 
   beforeAll(async () => {
-    [pub, priv] = await Promise.all([startRegistry(), startRegistry({ alice: 's3cret' })]);
+    [pub, priv] = await Promise.all([startRegistry(), startRegistry({ kind: 'htpasswd', users: { alice: 's3cret' } })]);
     image = await buildImage(testImage(`main-${process.pid}`));
     other = await buildImage(testImage(`other-${process.pid}`));
     corrupt = await buildImage(testImage(`corrupt-${process.pid}-${Date.now()}`));
@@ -175,6 +175,25 @@ describe('local backend: images pulled from a registry', () => {
     const alice = registryBackend({ credentials: { [priv.host]: { username: 'alice', password: 's3cret' } } });
     await launchRunning(alice, spec('alice', { image: ref }));
     expect((await alice.backend.exec('alice', { argv: ['id', '-u'] })).stdout.toString()).toBe('1000\n');
+  }, 90_000);
+
+  it('answers a Bearer challenge with a token from the registry\'s token service (anonymous refused)', async () => {
+    const tok = await startRegistry({ kind: 'token', users: { bob: 'hunter2' } });
+    try {
+      await pushImage(image, tok, 'team/tok:v1', 'bob:hunter2');
+      const ref = `${tok.host}/team/tok:v1`;
+      const anon = registryBackend({ insecure: [tok.host] });
+      await anon.backend.launch(spec('tok-anon', { image: ref }));
+      const refused = await waitForState(anon, 'tok-anon', ['STATE_FAILED', 'STATE_RUNNING'], 30_000);
+      expect(refused).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_PULL_UNAUTHORIZED' });
+      expect(refused.message).toContain(`the token service of ${tok.host} refused anonymous access`);
+      const bob = registryBackend({ insecure: [tok.host], credentials: { [tok.host]: { username: 'bob', password: 'hunter2' } } });
+      await launchRunning(bob, spec('tok-bob', { image: ref }));
+      expect((await bob.backend.exec('tok-bob', { argv: ['cat', '/marker'] })).stdout.toString()).toBe(`main-${process.pid}`);
+      expect(tok.tokens?.requests).toContainEqual({ user: 'bob', scope: 'repository:team/tok:pull' });
+    } finally {
+      await tok.stop();
+    }
   }, 90_000);
 
   it('takes plain-HTTP registries and credentials from the runner configuration (an auth file skopeo login writes)', async () => {

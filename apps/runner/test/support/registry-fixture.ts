@@ -4,7 +4,8 @@
  * `busybox-static`, pushed with `skopeo` (an independent client).
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createPrivateKey, randomBytes, sign, X509Certificate } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
 import { chownSync, chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -35,13 +36,69 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Starts a registry; with `users`, every repository needs one of them (htpasswd basic auth). */
-export async function startRegistry(users?: Record<string, string>): Promise<TestRegistry> {
+/**
+ * A token service for the registry's `token` auth (the `WWW-Authenticate: Bearer` flow): it
+ * checks basic credentials and issues RS256 JWTs, signed with a self-signed certificate the
+ * registry trusts (`rootcertbundle`), granting pull of the repositories asked for.
+ */
+interface TokenService {
+  realm: string;
+  certFile: string;
+  /** Token requests seen: anonymous ones and those with credentials. */
+  requests: { user?: string; scope: string }[];
+  close(): Promise<void>;
+}
+
+const b64url = (b: Buffer | string): string => Buffer.from(b).toString('base64url');
+
+async function startTokenService(dir: string, users: Record<string, string>, service: string): Promise<TokenService> {
+  const keyFile = join(dir, 'token.key');
+  const certFile = join(dir, 'token.crt');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=paddock-test-token'], { stdio: 'ignore' });
+  const key = createPrivateKey(readFileSync(keyFile));
+  const der = new X509Certificate(readFileSync(certFile)).raw.toString('base64');
+  const requests: TokenService['requests'] = [];
+  const server = createHttpServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const scope = url.searchParams.get('scope') ?? '';
+    const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const [user, pass] = basic ? Buffer.from(basic, 'base64').toString().split(':') : [];
+    requests.push({ ...(user ? { user } : {}), scope });
+    if (!user || users[user] !== pass) {
+      res.writeHead(401).end();
+      return;
+    }
+    const [, name, actions] = scope.split(':');
+    const now = Math.floor(Date.now() / 1000);
+    const header = b64url(JSON.stringify({ typ: 'JWT', alg: 'RS256', x5c: [der] }));
+    const claims = b64url(JSON.stringify({ iss: 'paddock-test', sub: user, aud: service, exp: now + 300, nbf: now - 10, iat: now, jti: randomBytes(8).toString('hex'), access: name ? [{ type: 'repository', name, actions: (actions ?? 'pull').split(',') }] : [] }));
+    const sig = sign('sha256', Buffer.from(`${header}.${claims}`), key).toString('base64url');
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token: `${header}.${claims}.${sig}` }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return { realm: `http://127.0.0.1:${port}/token`, certFile, requests, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+export interface RegistryAuth {
+  /** `htpasswd`: basic auth; `token`: bearer tokens from a token service that checks these users. */
+  kind: 'htpasswd' | 'token';
+  users: Record<string, string>;
+}
+
+/** Starts a registry; with `auth`, every repository needs one of its users. */
+export async function startRegistry(authOpt?: RegistryAuth): Promise<TestRegistry & { tokens?: TokenService }> {
   const dir = mkdtempSync(join(tmpdir(), 'paddock-registry-'));
   const port = await freePort();
   const storageDir = join(dir, 'storage');
   mkdirSync(storageDir);
   let auth = '';
+  let tokens: TokenService | undefined;
+  if (authOpt?.kind === 'token') {
+    tokens = await startTokenService(dir, authOpt.users, 'paddock-test-registry');
+    auth = `auth:\n  token:\n    realm: ${tokens.realm}\n    service: paddock-test-registry\n    issuer: paddock-test\n    rootcertbundle: ${tokens.certFile}\n`;
+  }
+  const users = authOpt?.kind === 'htpasswd' ? authOpt.users : undefined;
   if (users) {
     const file = join(dir, 'htpasswd');
     writeFileSync(file, '');
@@ -68,6 +125,7 @@ export async function startRegistry(users?: Record<string, string>): Promise<Tes
     }
     if (Date.now() > until || child.exitCode !== null) {
       child.kill('SIGKILL');
+      await tokens?.close();
       rmSync(dir, { recursive: true, force: true });
       throw new Error(`docker-registry did not start: ${log}`);
     }
@@ -76,8 +134,10 @@ export async function startRegistry(users?: Record<string, string>): Promise<Tes
   return {
     host,
     storageDir,
+    ...(tokens ? { tokens } : {}),
     log: () => log,
     stop: async () => {
+      await tokens?.close();
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
