@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -230,6 +230,17 @@ describe('local backend: images pulled from a registry', () => {
     // The registry's own access log: each layer was fetched once.
     const log = pub.log().slice(before);
     for (const l of other.layers) expect(log.split(`GET /v2/paddock/other/blobs/${l.digest}`).length - 1).toBe(1);
+  }, 90_000);
+
+  it('ends a sandbox stopped during its pull at once; the pull still fills the cache', async () => {
+    const t = registryBackend();
+    await t.backend.launch(spec('stopped-pulling', { image: `${pub.host}/paddock/other:v1` }));
+    await t.backend.stop('stopped-pulling', 0, 'STOPPED_BY_USER');
+    const end = await waitForState(t, 'stopped-pulling', ['STATE_FAILED', 'STATE_COMPLETED', 'STATE_RUNNING']);
+    expect(end).toMatchObject({ reason: 'STOPPED_BY_USER' });
+    expect(t.events.some((e) => e.sandboxId === 'stopped-pulling' && e.state === 'STATE_RUNNING')).toBe(false);
+    await waitFor(() => (t.backend.imageCache()?.list().length === 1 ? true : undefined), { timeoutMs: 30_000, what: 'the pull to finish' });
+    expect(existsSync(join(t.stateDir, 'sandboxes', 'stopped-pulling'))).toBe(false);
   }, 90_000);
 
   it('resumes a blob a previous runner left partial', async () => {
