@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -66,6 +66,7 @@ describe('local backend: images pulled from a registry', () => {
   let image: BuiltImage;
   let other: BuiltImage;
   let corrupt: BuiltImage;
+  let oversize: BuiltImage;
   let digest: string;
   const backends: TestBackend[] = [];
 
@@ -80,9 +81,11 @@ describe('local backend: images pulled from a registry', () => {
     image = await buildImage(testImage(`main-${process.pid}`));
     other = await buildImage(testImage(`other-${process.pid}`));
     corrupt = await buildImage(testImage(`corrupt-${process.pid}-${Date.now()}`));
+    oversize = await buildImage(testImage(`oversize-${process.pid}-${Date.now()}`));
     digest = await pushImage(image, pub, 'paddock/test:v1');
     await pushImage(other, pub, 'paddock/other:v1');
     await pushImage(corrupt, pub, 'paddock/corrupt:v1');
+    await pushImage(oversize, pub, 'paddock/oversize:v1');
     await pushImage(image, priv, 'team/private:v1', 'alice:s3cret');
   }, 120_000);
 
@@ -95,7 +98,7 @@ describe('local backend: images pulled from a registry', () => {
 
   afterAll(async () => {
     await Promise.all([pub?.stop(), priv?.stop()]);
-    for (const img of [image, other, corrupt]) if (img) rmSync(img.layoutDir, { recursive: true, force: true });
+    for (const img of [image, other, corrupt, oversize]) if (img) rmSync(img.layoutDir, { recursive: true, force: true });
   });
 
   it('runs an image by tag with its entrypoint, env, workdir and non-root user; whiteouts applied', async () => {
@@ -154,6 +157,17 @@ describe('local backend: images pulled from a registry', () => {
     expect(failed).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_DIGEST_MISMATCH' });
     expect(failed.message).toContain(`not ${layer.digest}`);
     expect(t.backend.imageCache()?.list()).toEqual([]);
+
+    // A blob longer than its descriptor is cut off where it passes its size, never stored.
+    const big = oversize.layers[0] as { digest: string; size: number };
+    const bigHex = big.digest.slice(7);
+    const bigData = join(pub.storageDir, 'docker/registry/v2/blobs/sha256', bigHex.slice(0, 2), bigHex, 'data');
+    writeFileSync(bigData, Buffer.concat([readFileSync(bigData), Buffer.alloc(1 << 20)]));
+    await t.backend.launch(spec('too-long', { image: `${pub.host}/paddock/oversize:v1` }));
+    const tooLong = await waitForState(t, 'too-long', ['STATE_FAILED', 'STATE_RUNNING'], 60_000);
+    expect(tooLong).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_DIGEST_MISMATCH' });
+    expect(tooLong.message).toContain(`is longer than its ${big.size} bytes`);
+    expect(readdirSync(join(t.stateDir, 'images', 'blobs')).filter((n) => n.startsWith(bigHex))).toEqual([]);
 
     const missing = `sha256:${'0'.repeat(64)}`;
     await t.backend.launch(spec('no-such-digest', { image: `${pub.host}/paddock/test@${missing}` }));

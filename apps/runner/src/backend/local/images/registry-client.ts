@@ -50,6 +50,24 @@ export interface ResolvedManifest {
   manifest: ImageManifest;
 }
 
+/** OCI's recommended bound on a manifest; a bigger one is refused rather than read into memory. */
+const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+
+async function readCapped(res: Response, max: number): Promise<Buffer | undefined> {
+  if (!res.body) return Buffer.alloc(0);
+  const parts: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of Readable.fromWeb(res.body as WebReadableStream<Uint8Array>)) {
+    n += (chunk as Buffer).length;
+    if (n > max) {
+      await res.body?.cancel().catch(() => undefined);
+      return undefined;
+    }
+    parts.push(chunk as Buffer);
+  }
+  return Buffer.concat(parts);
+}
+
 function sha256(buf: Buffer): string {
   return `sha256:${createHash('sha256').update(buf).digest('hex')}`;
 }
@@ -133,7 +151,8 @@ export class RegistryClient {
       await res.body?.cancel();
       throw new ImagePullError('IMAGE_PULL_FAILED', `registry ${ref.registry} answered HTTP ${res.status} for the manifest of ${formatReference(ref)}`);
     }
-    const body = Buffer.from(await res.arrayBuffer());
+    const body = await readCapped(res, MAX_MANIFEST_BYTES);
+    if (!body) throw new ImagePullError('IMAGE_PULL_FAILED', `the manifest of ${formatReference(ref)} is larger than ${MAX_MANIFEST_BYTES} bytes: refused`);
     const digest = sha256(body);
     // A manifest asked for by digest must hash to it; by tag, it must hash to what the registry says.
     const expected = version.startsWith('sha256:') ? version : res.headers.get('docker-content-digest');
@@ -208,11 +227,17 @@ export class RegistryClient {
       touch();
       hash.update(chunk);
       size += chunk.length;
+      // More than the descriptor says is never written: a hostile registry cannot fill the disk.
+      if (size > blob.size) body.destroy(new Error(`more than the ${blob.size} bytes its descriptor names`));
       onBytes?.(chunk.length);
     });
     try {
       await pipeline(body, createWriteStream(partial, { flags: resumed ? 'a' : 'w' }));
     } catch (e) {
+      if (size > blob.size) {
+        rmSync(partial, { force: true });
+        throw new ImagePullError('IMAGE_DIGEST_MISMATCH', `blob ${blob.digest} of ${formatReference(ref)} is longer than its ${blob.size} bytes: refused`);
+      }
       // The bytes written so far stay in the partial file for the next attempt.
       throw new ImagePullError('IMAGE_PULL_FAILED', `download of blob ${blob.digest} from ${ref.registry} broke off: ${(e as Error).message}`);
     }
