@@ -39,6 +39,7 @@ import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
 import type { SupervisorPlan } from './supervisor-plan';
 import { installSupervisor, SUPERVISOR_ENTRY } from './supervisor-files';
 import { WarmSlots, type WarmSlot } from './warm-slots';
+import { LOCAL_SPEC_FEATURES } from './spec-features';
 
 /** What the backend remembers about one sandbox (rebuilt from the state directory after a restart). */
 interface SandboxRecord {
@@ -160,6 +161,7 @@ export class LocalBackend implements SandboxBackend {
       images: [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
       // The built-in image is the default when neither the spec nor the policy names one.
       defaultImage: BASE_IMAGE,
+      specFeatures: [...LOCAL_SPEC_FEATURES],
     };
   }
 
