@@ -53,6 +53,11 @@ export const SPEC_FEATURES = [
   'instanceType',
   'gpu.memoryGb',
   'network.dnsEgress',
+  /** What the runner policy's `base` attaches to every sandbox: annotations, labels, sidecars, pod fields. */
+  'base.annotations',
+  'base.labels',
+  'base.containers',
+  'base.podSpec',
 ] as const;
 export const SpecFeatureSchema = z.enum(SPEC_FEATURES);
 export type SpecFeature = z.infer<typeof SpecFeatureSchema>;

@@ -71,3 +71,25 @@ describe('spec features', () => {
     ]);
   });
 });
+
+describe('what the runner policy adds, against the spec features', () => {
+  it('refuses base attachments and a DNS egress mode the backend cannot apply, naming their place in the policy', () => {
+    const policy = {
+      base: { annotations: { 'team.io/owner': 'ml' }, labels: { tier: 'a' }, containers: [{ name: 'log-agent', image: 'agent:1' }], tolerations: [{ key: 'gpu', operator: 'Exists' }] },
+      constraints: { network: { dnsEgress: 'DNS_EGRESS_MODE_DENY' as const } },
+    };
+    const spec = { containers: [{ image: 'python:3.12' }] };
+    const refused = resolveSandboxSpec({ policy, spec, capabilities: { ...FULL_CAPABILITIES, specFeatures: [] } });
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.violations.map((v) => [v.field, v.rule, v.constraint])).toEqual([
+      ['base.annotations', 'runner_capability', 'base.annotations'],
+      ['base.containers', 'runner_capability', 'base.containers'],
+      ['base.labels', 'runner_capability', 'base.labels'],
+      ['base.podSpec', 'runner_capability', 'base'],
+      ['network.dnsEgress', 'runner_capability', 'constraints.network.dnsEgress'],
+    ]);
+    expect(refused.violations.find((v) => v.field === 'base.podSpec')?.description).toContain('(tolerations)');
+    expect(resolveSandboxSpec({ policy, spec, capabilities: FULL_CAPABILITIES }).ok).toBe(true);
+  });
+});
