@@ -12,6 +12,7 @@ import {
   type SandboxSpecInput,
   type SandboxVolume,
 } from '@paddock/contracts';
+import { checkPodSecurityRestricted, validateManifest, type PodSpec } from '@paddock/k8s-testserver';
 import { resolveSandboxSpec } from '@paddock/policy';
 import { KubernetesBackend } from '../../src/backend/kubernetes';
 import {
@@ -33,7 +34,8 @@ import { specFieldPaths } from './spec-fields';
 /**
  * Every field of the sandbox request has exactly one of two outcomes on each backend: it reaches
  * the backend with an effect one can see (on the LaunchSpec the local backend runs, on the pod and
- * NetworkPolicy the Kubernetes backend creates), or resolution against that backend's declared
+ * NetworkPolicy the Kubernetes backend creates, which must stay valid and inside Pod Security
+ * `restricted`), or resolution against that backend's declared
  * capabilities refuses it with a violation naming the field. The fields come from the zod schema
  * (spec-fields.ts), so a new field fails here until it has a sample and one of the two outcomes.
  *
@@ -403,6 +405,13 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
   if (b === 'kubernetes') {
     const refused = refusedRuntimeClass(launched.launch, POD_OPTS) ?? refusedGpuType(launched.launch, POD_OPTS);
     if (refused) return { problem: `admitted, then refused only at launch without naming the field: ${refused}` };
+    // Whatever a field adds to the pod must keep it inside Pod Security `restricted` and the API schema.
+    const invalid = [
+      ...checkPodSecurityRestricted(launched.pod.spec as unknown as PodSpec),
+      ...validateManifest(launched.pod),
+      ...validateManifest(launched.networkPolicy),
+    ];
+    if (invalid.length) return { problem: `admitted, but the generated manifests are not valid: ${invalid.join('; ')}` };
   }
   const exhibit = s.exhibits?.[b];
   if (exhibit) return exhibit(launched) ? { outcome: 'honoured' } : { problem: 'admitted, but the backend does not show what it asks for' };
