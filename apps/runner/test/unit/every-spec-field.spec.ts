@@ -172,7 +172,9 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
       field: 'volumeMounts[1]',
     },
   ],
-  'volumeMounts[].mountPath': [{ c: { volumeMounts: [{ volume: 'scratch', mountPath: '/data' }] }, volumes: SCRATCH }],
+  'volumeMounts[].mountPath': [
+    { c: { volumeMounts: [{ volume: 'scratch', mountPath: '/data' }] }, without: { volumeMounts: [{ volume: 'scratch', mountPath: '/elsewhere' }] }, volumes: SCRATCH },
+  ],
   'volumeMounts[].volume': [{ c: { volumeMounts: [{ volume: 'scratch', mountPath: '/data' }] }, volumes: SCRATCH }],
   'volumeMounts[].readOnly': [
     {
@@ -282,9 +284,12 @@ const SPEC_SAMPLES: Record<string, Sample[]> = {
     },
   ],
   'volumes[].name': [{ spec: { ...BASE, volumes: SCRATCH } }],
-  'volumes[].scratch.medium': [{ spec: { ...BASE, volumes: [{ name: 'm', scratch: { medium: 'STORAGE_MEDIUM_MEMORY' } }] } }],
-  'volumes[].scratch.size': [{ spec: { ...BASE, volumes: [{ name: 's', scratch: { size: '1Gi' } }] } }],
-  'volumes[].scratch.restoreFromSnapshotId': [{ spec: { ...BASE, volumes: [{ name: 's', scratch: { restoreFromSnapshotId: 'snap-1' } }] } }],
+  // Against the same volume without the field, so the field itself (not the volume) must show.
+  'volumes[].scratch.medium': [{ spec: { ...BASE, volumes: [{ name: 'm', scratch: { medium: 'STORAGE_MEDIUM_MEMORY' } }] }, without: { ...BASE, volumes: [{ name: 'm', scratch: {} }] } }],
+  'volumes[].scratch.size': [{ spec: { ...BASE, volumes: [{ name: 's', scratch: { size: '1Gi' } }] }, without: { ...BASE, volumes: [{ name: 's', scratch: {} }] } }],
+  'volumes[].scratch.restoreFromSnapshotId': [
+    { spec: { ...BASE, volumes: [{ name: 's', scratch: { restoreFromSnapshotId: 'snap-1' } }] }, without: { ...BASE, volumes: [{ name: 's', scratch: {} }] } },
+  ],
   'volumes[].volumeId': [{ spec: { ...BASE, volumes: [{ name: 'v', volumeId: 'vol-1' }] } }],
 };
 
