@@ -149,6 +149,19 @@ describe('gateway data plane end to end (three runners, real sandboxes)', () => 
     const mv = ((mixed.json as typeof body).details[1]?.fieldViolations ?? []).map((v) => `${v.constraint}:${v.field}`);
     expect(mv.some((v) => v.startsWith('r-large:') && v.includes('annotations'))).toBe(true);
     expect(mv.some((v) => v.startsWith('r-small:') && v.includes('cpu'))).toBe(true);
+    // A field no local backend honours (its runners' heartbeats carry their spec features): refused
+    // on every runner by name, and :explain says so for each.
+    const unhonoured = specWith('250m', '256Mi', { networkIds: ['net-1'] });
+    const nh = await http(c.gw.url, 'POST', '/v1/sandboxes', c.token, { spec: unhonoured });
+    const nv = (nh.json as typeof body).details[1]?.fieldViolations ?? [];
+    expect(new Set(nv.filter((v) => v.field === 'networkIds' && v.rule === 'runner_capability').map((v) => v.constraint))).toEqual(new Set(['r-small', 'r-medium', 'r-large']));
+    const explained = await http(c.gw.url, 'POST', '/v1/sandboxes:explain', c.token, { spec: unhonoured });
+    const verdicts = (explained.json as { verdicts: { runnerId: string; admitted: boolean; violations: { field: string; rule: string }[] }[] }).verdicts;
+    expect(verdicts.map((v) => [v.runnerId, v.admitted, v.violations.some((x) => x.field === 'networkIds' && x.rule === 'runner_capability')])).toEqual([
+      ['r-large', false, true],
+      ['r-medium', false, true],
+      ['r-small', false, true],
+    ]);
   });
 
   it('narrows placement with runnerIds', async () => {

@@ -38,6 +38,23 @@ describe('planPlacement (pure)', () => {
   });
 });
 
+describe('placement by the spec features runners declare', () => {
+  it('skips a runner whose backend lacks a feature the spec uses, naming the field, and places on one that has it', () => {
+    const probe: Parameters<typeof planPlacement>[0] = { containers: [{ image: 'paddock/base', startupProbe: { httpGet: { port: 8000 } } }] };
+    const lacking = { ...FULL_CAPABILITIES, specFeatures: FULL_CAPABILITIES.specFeatures.filter((f) => f !== 'startupProbe') };
+    const plan = planPlacement(probe, [candidate('a-local', large, 9, { capabilities: lacking }), candidate('b-full', large, 1)]);
+    expect(plan.order).toEqual(['b-full']);
+    const skipped = plan.verdicts.find((v) => v.runnerId === 'a-local');
+    expect(skipped).toMatchObject({ admitted: false, violations: [{ field: 'containers[0].startupProbe', rule: 'runner_capability' }] });
+    // Nowhere to go: the refusal names the field and the runner.
+    const none = planPlacement(probe, [candidate('a-local', large, 9, { capabilities: lacking })]);
+    expect(none.order).toEqual([]);
+    expect(violationsByRunner(none.verdicts)).toEqual([
+      expect.objectContaining({ field: 'containers[0].startupProbe', rule: 'runner_capability', constraint: 'a-local' }),
+    ]);
+  });
+});
+
 describe('RunnerRegistry', () => {
   const hb = (runnerId: string, sequence: number, intervalMs = 1000, organizationId = 'org') => ({
     runnerId,

@@ -31,5 +31,6 @@ export { checkSourceAccess, SOURCE_ALLOWLIST_FIELD } from './source-access';
 export { hostPatternCovers, isValidHostnamePattern } from './network';
 export { compilePolicy, type CompiledPolicy } from './compile';
 export { DEFAULT_POLICY, PLATFORM_DEFAULTS, SPEC_LIMITS } from './defaults';
+export { specFeatureUses, type SpecFeatureUse } from './spec-features';
 export { POLICY_RULES, type PolicyRule } from './violations';
 export { imageAllowedByRegistries, imageAllowedByList, qualifyImage } from './image';

@@ -16,6 +16,7 @@ import { checkNetwork } from './constraints/network';
 import { checkCpuAndMemory } from './constraints/resources';
 import { checkRuntimeClass } from './constraints/runtime-class';
 import { checkSecurity } from './constraints/security';
+import { checkSpecFeatures } from './constraints/spec-features';
 import { checkVolumes } from './constraints/volumes';
 import * as m_merge from './merge';
 import * as m_network from './network';
@@ -81,7 +82,7 @@ function resolveUnsafe(input: ResolveInput): ResolveResult {
   }
   const read = readSpec(spec, sink);
   const merged = merge(read, policy, caps);
-  const checked = { read, merged, policy, caps, sink };
+  const checked = { spec, read, merged, policy, caps, sink };
   // Every family runs, so a rejection lists every violated constraint. Direct calls, not a loop
   // over a list: one call site per family stays monomorphic (measured ~5% of a resolution).
   checkCpuAndMemory(checked);
@@ -94,6 +95,7 @@ function resolveUnsafe(input: ResolveInput): ResolveResult {
   checkInstanceType(checked);
   checkVolumes(checked);
   checkLifetime(checked);
+  checkSpecFeatures(checked);
   if (sink.length) return { ok: false, violations: sortViolations(sink) };
   return { ok: true, resolved: resolvedSpec(read, merged, policy) };
 }

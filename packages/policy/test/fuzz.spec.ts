@@ -96,6 +96,7 @@ describe(`fuzzing (${RUNS} documents each, seed ${SEED})`, () => {
                 storageMedia: ['STORAGE_MEDIUM_DISK'],
                 supportsPrivileged: false,
                 images: [],
+                specFeatures: [],
               },
             },
           ]);

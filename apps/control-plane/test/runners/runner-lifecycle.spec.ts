@@ -141,11 +141,11 @@ describe('status', () => {
 
 describe('update', () => {
   it('without a mask (or with *) the whole mutable resource is replaced: a read, edited and sent back, round-trips', async () => {
-    const { body } = await createRunner(t, 'full-replace', { spec: { enforceResourceLimits: true } });
+    const { body } = await createRunner(t, 'full-replace', { spec: { overrides: { env: { LOG_LEVEL: 'debug' } } } });
     const edited = { ...body, displayName: 'Edited', spec: { ...body.spec, releaseChannel: 'RELEASE_CHANNEL_RAPID' } };
     const r = await api(t, 'PATCH', '/v1/sandbox/managedRunners/full-replace', { token: t.adminToken, body: edited });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ displayName: 'Edited', spec: { releaseChannel: 'RELEASE_CHANNEL_RAPID', enforceResourceLimits: true }, etag: body.etag });
+    expect(r.body).toMatchObject({ displayName: 'Edited', spec: { releaseChannel: 'RELEASE_CHANNEL_RAPID', overrides: { env: { LOG_LEVEL: 'debug' } } }, etag: body.etag });
 
     // `*` with a sparse body resets what it leaves out to the server defaults.
     const star = await api(t, 'PATCH', '/v1/sandbox/managedRunners/full-replace?updateMask=*', {
@@ -153,7 +153,32 @@ describe('update', () => {
       body: { identity: { zone: 'us-east-1' }, policy: body.policy, etag: body.etag },
     });
     expect(star.status).toBe(200);
-    expect(star.body).toMatchObject({ displayName: '', identity: { runnerGroupId: 'default' }, spec: { releaseChannel: 'RELEASE_CHANNEL_STABLE', enforceResourceLimits: false } });
+    expect(star.body).toMatchObject({ displayName: '', identity: { runnerGroupId: 'default' }, spec: { releaseChannel: 'RELEASE_CHANNEL_STABLE', overrides: {}, enforceResourceLimits: false } });
+  });
+
+  it('refuses, by name, runner settings no runner applies (never stored and shown as if applied)', async () => {
+    const { body } = await createRunner(t, 'unapplied');
+    const refused = await api<{ error: { details: { fieldViolations?: { field: string; description: string }[] }[] } }>(t, 'PATCH', '/v1/sandbox/managedRunners/unapplied?updateMask=spec.enforce_resource_limits,spec.overrides', {
+      token: t.adminToken,
+      body: { spec: { enforce_resource_limits: true, overrides: { cpu_runtime_class: 'gvisor', gpu_runtime_class: 'nvidia' } } },
+    });
+    expect(refused.status).toBe(400);
+    const text = JSON.stringify(refused.body);
+    for (const field of ['runner.spec.enforce_resource_limits', 'runner.spec.overrides.cpu_runtime_class', 'runner.spec.overrides.gpu_runtime_class']) expect(text).toContain(field);
+    expect(text).toContain('constraints.resources.requireLimits');
+    expect(text).toContain('constraints.security.defaultGpuRuntimeClass');
+    const created = await api(t, 'POST', '/v1/sandbox/managedRunners', {
+      token: t.adminToken,
+      body: { identity: { runnerId: 'unapplied-2', zone: 'us-east-1', clusterId: body.identity.clusterId }, spec: { enforceResourceLimits: true } },
+    });
+    expect(created.status).toBe(400);
+    expect(JSON.stringify(created.body)).toContain('runner.spec.enforce_resource_limits');
+    // Nothing was stored; the setting that asks for nothing (false) is accepted, and no runtime class is shown.
+    const read = await api<ManagedRunner>(t, 'GET', '/v1/sandbox/managedRunners/unapplied', { token: t.adminToken });
+    expect(read.body.spec).toMatchObject({ enforceResourceLimits: false, overrides: {} });
+    expect(read.body.deploymentSpec).toMatchObject({ cpuRuntimeClass: '', gpuRuntimeClass: '' });
+    const off = await api(t, 'PATCH', '/v1/sandbox/managedRunners/unapplied?updateMask=spec.enforce_resource_limits', { token: t.adminToken, body: { spec: { enforceResourceLimits: false } } });
+    expect(off.status).toBe(200);
   });
 
   it('snake_case and camelCase mask paths are the same path; snake_case bodies are accepted', async () => {

@@ -118,6 +118,19 @@ describe('SandboxService.create', () => {
     ]);
   });
 
+  it('refuses a spec feature its backend does not declare, naming the field, and launches nothing', async () => {
+    const { service, backend } = setup();
+    backend.caps = { ...backend.caps, specFeatures: backend.caps.specFeatures.filter((f) => f !== 'startupProbe' && f !== 'annotations') };
+    const spec = { ...small, annotations: { team: 'ml' }, containers: [{ ...small.containers[0], startupProbe: { httpGet: { port: 8000 } } }] };
+    const refused = await expectError(service.create({ sandboxId: 'sb-probe', organizationId: 'org-1', spec }));
+    expect(refused.reason).toBe('CWSANDBOX_POLICY_VIOLATION');
+    expect(refused.violations?.map((v) => [v.field, v.rule])).toEqual([
+      ['annotations', 'runner_capability'],
+      ['containers[0].startupProbe', 'runner_capability'],
+    ]);
+    expect(backend.launches).toEqual([]);
+  });
+
   it('refuses a GPU request on a runner with no GPUs, naming the capability, and hands the count to one that has them', async () => {
     const gpuSpec = { containers: [{ ...small.containers[0], resources: { cpu: '100m', memory: '64Mi', gpu: { count: 1 } } }] };
     const none = setup();

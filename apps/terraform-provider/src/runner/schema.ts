@@ -218,8 +218,8 @@ export const SPEC_ATTRIBUTES = {
         'Runner replicas.',
         { optional: true },
       ),
-      cpu_runtime_class: string('Runtime class the runner uses for CPU sandboxes.', { optional: true }),
-      gpu_runtime_class: string('Runtime class the runner uses for GPU sandboxes.', { optional: true }),
+      cpu_runtime_class: string('Refused when set: no runner applies it; use the policy security.default_cpu_runtime_class.', { optional: true }),
+      gpu_runtime_class: string('Refused when set: no runner applies it; use the policy security.default_gpu_runtime_class.', { optional: true }),
       affinity: string('Kubernetes `Affinity` of the runner pods as JSON (`jsonencode({...})`); `jsonencode({})` clears every rule, unset restores the platform defaults.', {
         optional: true,
         wire: { json: 'text' },
@@ -228,7 +228,7 @@ export const SPEC_ATTRIBUTES = {
     'Overrides of the runner\'s Deployment. Any change replaces the whole object: keep every override you want.',
     { optional: true, wire: { unsetWhen: {} } },
   ),
-  enforce_resource_limits: bool('Require sandboxes to declare both CPU and memory limits.', { optional: true, wire: { unsetWhen: false } }),
+  enforce_resource_limits: bool('Refused when true: no runner applies it; use the policy resources.require_limits.', { optional: true, wire: { unsetWhen: false } }),
 } satisfies Attributes;
 
 /** Attributes the configuration sets; the rest of the resource is computed. */

@@ -10,6 +10,8 @@ import { type Sink } from '../violations';
  * only reports; it never changes a value (nothing is ever narrowed).
  */
 export interface ConstraintInput {
+  /** The request as written (a JSON object), for families that look at which fields it sets. */
+  spec: Record<string, unknown>;
   read: SpecRead;
   merged: Merged;
   policy: CompiledPolicy;

@@ -34,17 +34,21 @@ export function checkGpus({ merged, policy: p, caps, sink }: ConstraintInput): v
       );
     }
     const gpuType = w.out.resources.requests.gpuType;
+    // A runner with no GPUs offers no GPU model either: the type is refused beside the count.
+    const noGpus = caps.maxGpuCount === 0;
     if (
       gpus > 0 &&
       gpuType !== undefined &&
-      caps.gpuTypes.length > 0 &&
+      (caps.gpuTypes.length > 0 || noGpus) &&
       !caps.gpuTypes.includes(gpuType)
     ) {
       addViolation(
         sink,
         join(w.gpuPath, 'type'),
         'runner_capability',
-        `GPU type ${show(gpuType)} is not offered by the runner (offers ${caps.gpuTypes.join(', ')})`,
+        noGpus
+          ? `GPU type ${show(gpuType)} is not offered by the runner (it has no GPUs)`
+          : `GPU type ${show(gpuType)} is not offered by the runner (offers ${caps.gpuTypes.join(', ')})`,
         { requested: gpuType, limit: caps.gpuTypes },
       );
     }

@@ -34,6 +34,7 @@ import {
   type SandboxPodOptions,
 } from './sandbox-pod';
 import { parseLs, parseStat } from './file-listing';
+import { KUBERNETES_SPEC_FEATURES } from './spec-features';
 
 export interface KubernetesBackendOptions {
   runnerId: string;
@@ -154,6 +155,7 @@ export class KubernetesBackend implements SandboxBackend {
       storageMedia: ['STORAGE_MEDIUM_DISK'],
       supportsPrivileged: false,
       images: [],
+      specFeatures: [...KUBERNETES_SPEC_FEATURES],
     };
   }
 

@@ -39,6 +39,7 @@ import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
 import type { SupervisorPlan } from './supervisor-plan';
 import { installSupervisor, SUPERVISOR_ENTRY } from './supervisor-files';
 import { WarmSlots, type WarmSlot } from './warm-slots';
+import { LOCAL_SPEC_FEATURES } from './spec-features';
 import type { ImageStore } from './images/image-store';
 import { createImageStore, IMAGE_DIGEST_FILE, imageSourceOf, withImageConfig } from './images/launch-image';
 import { ImagePullError } from './images/pull-error';
@@ -169,6 +170,7 @@ export class LocalBackend implements SandboxBackend {
       images: this.o.registry ? [] : [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
       // The built-in image is the default when neither the spec nor the policy names one.
       defaultImage: BASE_IMAGE,
+      specFeatures: [...LOCAL_SPEC_FEATURES],
     };
   }
 

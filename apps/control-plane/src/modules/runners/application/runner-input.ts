@@ -27,6 +27,7 @@ import { defaultRunnerSpec } from '../domain/runner.defaults';
 import type { RunnerSettingsChange } from '../domain/runner.commands';
 import { planCovers, type MaskPlan } from '../domain/update-mask';
 import { validateRunnerPolicy } from './policy-port';
+import { unappliedSettingViolations } from './unapplied-settings';
 
 export interface CreateRunnerInput {
   runnerId: string;
@@ -93,6 +94,7 @@ function specViolations(spec: z.infer<typeof RunnerSpecSchema>, prefix: string):
   if (scaling?.minReplicas !== undefined && scaling.maxReplicas !== undefined && scaling.minReplicas > scaling.maxReplicas) {
     out.push({ field: `${prefix}.overrides.scaling.min_replicas`, rule: 'min_le_max', description: 'scaling min_replicas must not exceed max_replicas' });
   }
+  out.push(...unappliedSettingViolations(spec, prefix));
   const affinity = spec.overrides?.affinity;
   if (affinity !== undefined) {
     let parsed: unknown;

@@ -46,6 +46,7 @@ export function renderDeploymentSpec(runner: RunnerData, gatewayServer: string):
     },
     args: o.args ?? [],
     cpuRuntimeClass: o.cpuRuntimeClass ?? '',
-    gpuRuntimeClass: o.gpuRuntimeClass ?? 'nvidia',
+    // No runner applies these (they are refused on write): nothing is shown as if it took effect.
+    gpuRuntimeClass: o.gpuRuntimeClass ?? '',
   };
 }

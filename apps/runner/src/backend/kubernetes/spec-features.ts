@@ -1,0 +1,14 @@
+import type { SpecFeature } from '@paddock/contracts';
+
+/**
+ * The spec features the Kubernetes backend honours, beyond the one-container baseline. Every
+ * feature missing here is refused by name when a spec uses it (the policy engine checks the
+ * runner's `specFeatures`); a feature is added only once `sandbox-pod.ts` applies it, with the
+ * every-field test (`test/unit/every-spec-field.spec.ts`) showing it on the generated pod.
+ */
+export const KUBERNETES_SPEC_FEATURES: readonly SpecFeature[] = [
+  // The sandbox container always has `readOnlyRootFilesystem: true` (Pod Security restricted).
+  'securityContext.readOnlyRootFilesystem',
+  // The sandbox container always drops ALL capabilities, so any drop list is already satisfied.
+  'securityContext.capabilitiesDrop',
+];

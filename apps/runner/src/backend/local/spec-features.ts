@@ -1,0 +1,14 @@
+import type { SpecFeature } from '@paddock/contracts';
+
+/**
+ * The spec features the local (bubblewrap) backend honours, beyond the one-container baseline.
+ * Every feature missing here is refused by name when a spec uses it (the policy engine checks the
+ * runner's `specFeatures`), so adding a feature here is what turns it on: only once the backend
+ * really applies it, with the every-field test (`test/unit/every-spec-field.spec.ts`) showing it.
+ */
+export const LOCAL_SPEC_FEATURES: readonly SpecFeature[] = [
+  // The root is remounted read-only (`--remount-ro /`) for every sandbox.
+  'securityContext.readOnlyRootFilesystem',
+  // Every capability is dropped (`--cap-drop ALL`), so any drop list is already satisfied.
+  'securityContext.capabilitiesDrop',
+];

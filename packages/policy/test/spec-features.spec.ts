@@ -1,0 +1,95 @@
+import { FULL_CAPABILITIES, SPEC_FEATURES, type RunnerCapabilities, type SpecFeature } from '@paddock/contracts';
+import { explainPlacement, resolveSandboxSpec, specFeatureUses } from '../src/index';
+
+const without = (...features: SpecFeature[]): RunnerCapabilities => ({
+  ...FULL_CAPABILITIES,
+  specFeatures: SPEC_FEATURES.filter((f) => !features.includes(f)),
+});
+
+describe('spec features', () => {
+  it('names the exact field of each use; values that ask for nothing use no feature', () => {
+    const spec = {
+      containers: [
+        { name: 'side', command: ['sleep', '1'] },
+        {
+          name: 'app',
+          primary: true,
+          startupProbe: { httpGet: { port: 80 } },
+          volumeMounts: [{ volume: 'v', mountPath: '/v', readOnly: true, subPath: 'x' }],
+          securityContext: { privileged: false, allowPrivilegeEscalation: false, seccompProfile: 'RuntimeDefault', capabilitiesAdd: [] },
+          resources: { gpu: { count: 1, memoryGb: 40 } },
+        },
+      ],
+      initContainers: [{ name: 'setup', secretStores: [{ name: 's' }] }],
+      volumes: [{ name: 'v', scratch: { restoreFromSnapshotId: 'snap' } }],
+      services: [{ port: 80 }],
+      annotations: {},
+      networkIds: [],
+      network: { dnsEgress: 'DNS_EGRESS_MODE_UNSPECIFIED' },
+    };
+    expect(specFeatureUses(spec, 'app')).toEqual([
+      { feature: 'containers.multiple', field: 'containers[0]' },
+      { feature: 'containers.multiple', field: 'containers[1].primary' },
+      { feature: 'volumeMounts', field: 'containers[1].volumeMounts[0]' },
+      { feature: 'volumeMounts.readOnly', field: 'containers[1].volumeMounts[0].readOnly' },
+      { feature: 'volumeMounts.subPath', field: 'containers[1].volumeMounts[0].subPath' },
+      { feature: 'startupProbe', field: 'containers[1].startupProbe' },
+      { feature: 'gpu.memoryGb', field: 'containers[1].resources.gpu.memoryGb' },
+      { feature: 'initContainers', field: 'initContainers[0]' },
+      { feature: 'secretStores', field: 'initContainers[0].secretStores' },
+      { feature: 'volumes.scratch', field: 'volumes[0]' },
+      { feature: 'volumes.restoreFromSnapshot', field: 'volumes[0].scratch.restoreFromSnapshotId' },
+      { feature: 'services', field: 'services[0]' },
+    ]);
+    // One container: naming it primary chooses nothing, so it needs no feature.
+    expect(specFeatureUses({ containers: [{ name: 'a', primary: true }], primaryContainer: 'a' }, 'a')).toEqual([]);
+    expect(specFeatureUses({ containers: 'not a list', volumes: [null, 3] }, 'main')).toEqual([]);
+  });
+
+  it('refuses a use the runner does not declare, as runner_capability on the field; admits it where declared', () => {
+    const spec = { containers: [{ image: 'python:3.12', startupProbe: { exec: { command: ['true'] } } }], network: { dnsEgress: 'DNS_EGRESS_MODE_DENY' } };
+    const refused = resolveSandboxSpec({ policy: null, spec, capabilities: without('startupProbe', 'network.dnsEgress') });
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.violations.map((v) => [v.field, v.rule, v.requested])).toEqual([
+      ['containers[0].startupProbe', 'runner_capability', 'startupProbe'],
+      ['network.dnsEgress', 'runner_capability', 'network.dnsEgress'],
+    ]);
+    expect(refused.violations[0]?.description).toMatch(/^containers\[0\]\.startupProbe: the runner's backend does not honour startupProbe/);
+    expect(resolveSandboxSpec({ policy: null, spec, capabilities: FULL_CAPABILITIES }).ok).toBe(true);
+  });
+
+  it('explain: a runner lacking a feature is skipped with the field named, one declaring it admits', () => {
+    const spec = { containers: [{ name: 'app', image: 'python:3.12' }, { name: 'sidecar', image: 'python:3.12' }], primaryContainer: 'app' };
+    const verdicts = explainPlacement(spec, [
+      { runnerId: 'single', policy: null, capabilities: without('containers.multiple') },
+      { runnerId: 'multi', policy: null, capabilities: FULL_CAPABILITIES },
+    ]);
+    expect(verdicts.map((v) => [v.runnerId, v.admitted, v.violations.map((x) => x.field)])).toEqual([
+      ['single', false, ['containers[1]', 'primaryContainer']],
+      ['multi', true, []],
+    ]);
+  });
+});
+
+describe('what the runner policy adds, against the spec features', () => {
+  it('refuses base attachments and a DNS egress mode the backend cannot apply, naming their place in the policy', () => {
+    const policy = {
+      base: { annotations: { 'team.io/owner': 'ml' }, labels: { tier: 'a' }, containers: [{ name: 'log-agent', image: 'agent:1' }], tolerations: [{ key: 'gpu', operator: 'Exists' }] },
+      constraints: { network: { dnsEgress: 'DNS_EGRESS_MODE_DENY' as const } },
+    };
+    const spec = { containers: [{ image: 'python:3.12' }] };
+    const refused = resolveSandboxSpec({ policy, spec, capabilities: { ...FULL_CAPABILITIES, specFeatures: [] } });
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.violations.map((v) => [v.field, v.rule, v.constraint])).toEqual([
+      ['base.annotations', 'runner_capability', 'base.annotations'],
+      ['base.containers', 'runner_capability', 'base.containers'],
+      ['base.labels', 'runner_capability', 'base.labels'],
+      ['base.podSpec', 'runner_capability', 'base'],
+      ['network.dnsEgress', 'runner_capability', 'constraints.network.dnsEgress'],
+    ]);
+    expect(refused.violations.find((v) => v.field === 'base.podSpec')?.description).toContain('(tolerations)');
+    expect(resolveSandboxSpec({ policy, spec, capabilities: FULL_CAPABILITIES }).ok).toBe(true);
+  });
+});
