@@ -113,6 +113,8 @@ const AbsolutePath = z.string().regex(/^\//, 'must be an absolute path');
 export const ExecRequestSchema = z.object({
   ...SandboxRef,
   argv: Argv,
+  /** The container to run in (omitted = the primary). */
+  container: z.string().min(1).optional(),
   env: z.record(z.string(), z.string()).default({}),
   cwd: AbsolutePath.optional(),
   /**
@@ -150,6 +152,8 @@ export const ExecStreamRequestSchema = z.object({
   ...SandboxRef,
   ...StreamOpen,
   argv: Argv,
+  /** The container to run in (omitted = the primary). */
+  container: z.string().min(1).optional(),
   env: z.record(z.string(), z.string()).default({}),
   cwd: AbsolutePath.optional(),
   tty: z.boolean().default(false),
@@ -256,6 +260,8 @@ export const LogsRequestSchema = z
     ...SandboxRef,
     ...StreamOpen,
     follow: z.boolean().default(false),
+    /** Whose output (omitted = the primary container's). */
+    container: z.string().min(1).optional(),
     tailLines: z.number().int().positive().optional(),
     sinceTime: z.iso.datetime({ offset: true }).optional(),
     fromOffset: z.number().int().nonnegative().optional(),

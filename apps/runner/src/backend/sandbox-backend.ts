@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import type { PortProtocol, RunnerCapabilities, SandboxState, SandboxStateReason } from '@paddock/contracts';
+import type { ContainerStatusView, PortProtocol, RunnerCapabilities, SandboxState, SandboxStateReason } from '@paddock/contracts';
 
 /**
  * The seam between the runner service (policy, RPC, heartbeats, bookkeeping) and a backend that
@@ -99,6 +99,10 @@ export interface LaunchVolume {
   name: string;
   medium: 'disk' | 'memory';
   sizeBytes: number;
+  /** A registered volume to mount instead of a scratch one. */
+  volumeId?: string;
+  /** A snapshot the scratch volume starts from. */
+  restoreFromSnapshotId?: string;
 }
 
 /** An exec startup probe, in the units of a Kubernetes probe. */
@@ -111,12 +115,7 @@ export interface LaunchProbe {
 }
 
 /** One container's state as `status.containerStatuses` reports it. */
-export interface ContainerStatus {
-  name: string;
-  state: 'waiting' | 'running' | 'terminated';
-  exitCode?: number;
-  restartCount: number;
-}
+export type ContainerStatus = ContainerStatusView;
 
 /** One resolved egress grant: a CIDR block (minus `except`), on `ports` or every port when empty. */
 export interface EgressCidrRule {

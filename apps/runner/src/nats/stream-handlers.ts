@@ -64,6 +64,7 @@ export class StreamHandlers {
     const proc = await this.d.backend
       .execStream(req.sandboxId, {
         argv: req.argv,
+        ...(req.container ? { container: req.container } : {}),
         env: req.env,
         ...(req.cwd ? { cwd: req.cwd } : {}),
         tty: req.tty,
@@ -134,6 +135,7 @@ export class StreamHandlers {
     ep.onClose = () => abort.abort();
     const chunks = this.d.backend.logs(req.sandboxId, {
       follow: req.follow,
+      ...(req.container ? { container: req.container } : {}),
       ...(req.tailLines !== undefined ? { tailLines: req.tailLines } : {}),
       ...(req.sinceTime !== undefined ? { sinceTime: new Date(req.sinceTime) } : {}),
       ...(req.fromOffset !== undefined ? { fromOffset: req.fromOffset } : {}),

@@ -148,6 +148,10 @@ export function buildPod(input: {
         'FAILED_TO_START',
         `volumes[${i}].scratch.size must be positive on the local backend`,
       );}
+    if (v.volumeId) throw new LaunchRefused('FAILED_TO_START', `volumes[${i}].volumeId: registered volumes are not supported by the local backend`);
+    if (v.restoreFromSnapshotId) {
+      throw new LaunchRefused('FAILED_TO_START', `volumes[${i}].scratch.restoreFromSnapshotId: snapshot restores are not supported by the local backend`);
+    }
     names.add(v.name);
   }
   const primaryName = spec.primaryName ?? 'main';
