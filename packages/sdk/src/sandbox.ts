@@ -57,6 +57,8 @@ export interface LogsOptions {
   tailLines?: number;
   sinceTime?: Date | string;
   fromOffset?: number;
+  /** Whose output (a sandbox with several containers); default the primary's. */
+  container?: string;
   /** Reconnect attempts after a dropped follow stream (resumes at the last offset). Default 3. */
   maxResumes?: number;
   signal?: AbortSignal;
@@ -335,6 +337,7 @@ export class Sandbox {
         res = await this.client.raw('GET', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}/logs`, {
           query: {
             follow: opts.follow ?? false,
+            ...(opts.container ? { container: opts.container } : {}),
             ...(fromOffset !== undefined ? { fromOffset } : {
               tailLines: opts.tailLines,
               sinceTime: opts.sinceTime instanceof Date ? opts.sinceTime.toISOString() : opts.sinceTime,

@@ -162,7 +162,8 @@ export class LocalBackend implements SandboxBackend {
       maxGpuCount: 0,
       architectures: [archName()],
       instanceTypes: [],
-      storageMedia: ['STORAGE_MEDIUM_DISK'],
+      // Scratch volumes are size-capped tmpfs mounts: disk and memory alike (both count against memory here).
+      storageMedia: ['STORAGE_MEDIUM_DISK', 'STORAGE_MEDIUM_MEMORY'],
       supportsPrivileged: false,
       images: [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
       // The built-in image is the default when neither the spec nor the policy names one.
