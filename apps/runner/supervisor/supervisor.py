@@ -29,6 +29,7 @@ from paddock_supervisor.fileops import file_ops
 from paddock_supervisor.launch import exec_bwrap, launcher_pipes
 from paddock_supervisor.pod import FramedLog, Pod
 from paddock_supervisor.probe import StartupProbe
+from paddock_supervisor.relay import relay_handler
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
 from paddock_supervisor.sysutil import (
   drop_privileges, high_fd, libc, listen_unix, read_pids, reset_signals, send_line, write_file,
@@ -272,6 +273,9 @@ class Supervisor:
       if all(k in slot for k in ('ctl', 'io', 'err')):
         del self.execs[req['id']]
         self.start_exec(slot['req'], [slot['ctl'], slot['io'], slot['err']])
+    elif op == 'connect':
+      if self.refuse_not_running([conn]): return
+      self.start_handler(req, [conn])
     elif op == 'file':
       if self.refuse_not_running([conn]): return
       if self.execd_send({'op': 'file', 'req': req}, [conn]): conn.close()
@@ -378,6 +382,7 @@ class Supervisor:
         for t in (0, 1, 2): os.dup2(null, t)
         os.close(null)
         if req['op'] == 'file': file_handler(self.p, init_pid or self.init_pid, conns[0], req)
+        elif req['op'] == 'connect': relay_handler(self.p, self.init_pid, conns[0], int(req['port']))
         else: exec_handler(self.p, init_pid or self.init_pid, conns, req)
       except BaseException as e:
         code = 1

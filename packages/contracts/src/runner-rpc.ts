@@ -273,6 +273,18 @@ export const LogsRequestSchema = z
 export type LogsRequest = z.infer<typeof LogsRequestSchema>;
 export type LogsRequestInput = z.input<typeof LogsRequestSchema>;
 
+/**
+ * `portForward`: one TCP connection to `port` on the sandbox's own loopback, relayed as a stream
+ * (`stdin` frames in, `stdout` frames out, `stdinEof` half-closes, `eof` when the sandbox's side
+ * closes). Only a port the sandbox declares as a service, and only while it runs.
+ */
+export const PortForwardRequestSchema = z.object({
+  ...SandboxRef,
+  ...StreamOpen,
+  port: z.number().int().min(1).max(65_535),
+});
+export type PortForwardRequest = z.infer<typeof PortForwardRequestSchema>;
+
 /** Request and response schema of every op, keyed by op name (the last token of the subject). */
 export const RUNNER_RPC_SCHEMAS = {
   create: { request: CreateSandboxRequestSchema, response: CreateSandboxResponseSchema },
@@ -288,6 +300,7 @@ export const RUNNER_RPC_SCHEMAS = {
   remove: { request: RemoveRequestSchema, response: RemoveResponseSchema },
   logs: { request: LogsRequestSchema, response: StreamOpenedResponseSchema },
   deleteLogs: { request: DeleteLogsRequestSchema, response: DeleteLogsResponseSchema },
+  portForward: { request: PortForwardRequestSchema, response: StreamOpenedResponseSchema },
 } as const satisfies Record<RunnerRpcOp, { request: z.ZodType; response: z.ZodType }>;
 
 export type RunnerRpcRequest<Op extends RunnerRpcOp> = z.input<(typeof RUNNER_RPC_SCHEMAS)[Op]['request']>;

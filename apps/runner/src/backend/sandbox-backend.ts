@@ -1,4 +1,4 @@
-import type { Readable, Writable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 import type { ContainerStatusView, PortProtocol, RunnerCapabilities, SandboxState, SandboxStateReason } from '@paddock/contracts';
 
 /**
@@ -248,6 +248,12 @@ export interface SandboxBackend {
    * one before calling this). Idempotent. Later `logs` calls fail with CWSANDBOX_LOGS_DELETED.
    */
   deleteLogs(sandboxId: string): Promise<void>;
+  /**
+   * One TCP connection to `port` on the sandbox's own loopback, made from inside its network
+   * namespace (so it works whether or not the sandbox has egress). Absent: the backend cannot
+   * relay, and public services are refused at create.
+   */
+  connectPort?(sandboxId: string, port: number): Promise<Duplex>;
   /** The state of each container of a sandbox with several (init containers first); undefined when it has one. */
   containerStatuses?(sandboxId: string): ContainerStatus[] | undefined;
   /**

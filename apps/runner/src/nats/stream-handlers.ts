@@ -18,6 +18,7 @@ import type { z } from 'zod';
 import type { SandboxBackend } from '../backend/sandbox-backend';
 import { invalidRequest, runnerErrors, toPaddockError } from '../service/errors';
 import { execFailure, type RunnerLogger, type SandboxService } from '../service/sandbox-service';
+import { openPortForward } from './port-forward';
 import { StreamEndpoint } from './stream-endpoint';
 
 export interface StreamHandlerDeps {
@@ -56,6 +57,10 @@ export class StreamHandlers {
   private fail(ep: StreamEndpoint, e: unknown, context: { path?: string } = {}): void {
     ep.sendControl({ kind: 'error', error: toPaddockError(e, context).toBody() });
     ep.close();
+  }
+
+  portForward(body: unknown): Promise<StreamOpenedResponse> {
+    return openPortForward(this.d, (streamId, credit) => this.open(streamId, credit), body);
   }
 
   async execStream(body: unknown): Promise<StreamOpenedResponse> {

@@ -1,4 +1,4 @@
-import { PaddockError, type FieldViolation, type ResolvedContainer, type ResolvedSandboxSpec } from '@paddock/contracts';
+import { httpEndpointsOf, PaddockError, serviceViolations, type FieldViolation, type ResolvedContainer, type ResolvedSandboxSpec } from '@paddock/contracts';
 import { z } from 'zod';
 import type { LaunchContainer, LaunchProbe, LaunchSpec, LaunchVolume, LaunchVolumeMount } from '../backend/sandbox-backend';
 
@@ -55,9 +55,21 @@ export function podViolations(resolved: ResolvedSandboxSpec): FieldViolation[] {
   return out;
 }
 
-/** Refuses a spec whose pod parts cannot be run as written (see podViolations). */
-export function checkPod(resolved: ResolvedSandboxSpec): void {
-  const violations = podViolations(resolved);
+/**
+ * Refuses a spec whose pod parts or services cannot be run as written (see podViolations and
+ * serviceViolations). A public service needs a backend that relays connections to the sandbox's
+ * ports (`portForward`); on any other it is refused, never accepted without a way in.
+ */
+export function checkPod(resolved: ResolvedSandboxSpec, backend: { portForward: boolean }): void {
+  const violations = [...podViolations(resolved), ...serviceViolations(resolved.services.length > 0 ? resolved.services : undefined)];
+  if (!backend.portForward) {
+    const publicPorts = new Set(httpEndpointsOf(resolved.services).map((e) => e.port));
+    resolved.services.forEach((s, i) => {
+      if (publicPorts.has(s.port as number)) {
+        violations.push({ field: `services[${i}].visibility`, rule: 'runner_capability', description: 'this runner cannot relay connections into its sandboxes' });
+      }
+    });
+  }
   if (violations.length === 0) return;
   throw new PaddockError('invalid_argument', `the sandbox spec cannot be run as written: ${violations.map((v) => `${v.field} (${v.rule})`).join(', ')}`, {
     reason: 'CWSANDBOX_INVALID_REQUEST',

@@ -144,7 +144,7 @@ export class SandboxService {
     const decision = this.d.policy.resolve(req.spec, capabilities);
     if (!decision.ok) throw runnerErrors.policyViolation(decision.violations);
     const { resolved } = decision;
-    checkPod(resolved);
+    checkPod(resolved, { portForward: typeof this.d.backend.connectPort === 'function' });
     const typed = SandboxSpecSchema.safeParse(req.spec);
     if (!typed.success) throw invalidRequest(typed.error, 'spec');
     const spec = typed.data;

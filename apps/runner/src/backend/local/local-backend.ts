@@ -9,7 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { isTerminalSandboxState, PaddockError, type RunnerCapabilities, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
 import type {
   BackendEvent,
@@ -34,6 +34,7 @@ import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
 import { fromOffset, LogCursor, tailLines } from './log-file';
 import { BASE_IMAGE, isSafeId, resolveOptions, type LocalBackendOptions, type ResolvedOptions } from './options';
+import { connectSandboxPort } from './port-relay';
 import { request } from './socket-io';
 import { type EgressGrant } from './net/nft-ruleset';
 import { SandboxNetworks, type SandboxNetHandle } from './net/sandbox-networks';
@@ -510,6 +511,11 @@ export class LocalBackend implements SandboxBackend {
   private planEnv(rec: SandboxRecord, container: string | undefined): Record<string, string> {
     const plan = this.readPlan(rec);
     return plan ? execEnvFor(plan, container) : {};
+  }
+
+  async connectPort(sandboxId: string, port: number): Promise<Duplex> {
+    const rec = this.runningRecord(sandboxId);
+    return connectSandboxPort(this.socketPath(rec), sandboxId, port, () => sandboxNotRunning(sandboxId, rec.state));
   }
 
   containerStatuses(sandboxId: string): ContainerStatus[] | undefined {
