@@ -14,7 +14,7 @@ async function roundTrip(sock: Duplex, request: string): Promise<string> {
 describe('local backend: connections into a sandbox port (service relay)', () => {
   let t: TestBackend;
   beforeAll(async () => {
-    t = makeBackend();
+    t = makeBackend({ warmLinks: 0 });
     // No egress: the sandbox's network namespace is bwrap's own, unreachable from the host.
     await launchRunning(
       t,
@@ -42,6 +42,22 @@ describe('local backend: connections into a sandbox port (service relay)', () =>
     expect(answer).toMatch(/^HTTP\/1\.0 200 OK\r\n/);
     expect(answer.endsWith('served-from-sandbox\n')).toBe(true);
     await expect(t.backend.connectPort('web', 8001)).rejects.toMatchObject({ reason: 'CWSANDBOX_SERVICE_UNAVAILABLE' });
+  });
+
+  it('reaches a sandbox with its own egress link the same way (inside its namespace, not over the veth)', async () => {
+    await launchRunning(t, spec('web-egress', { network: 'host', command: ['python3', '-m', 'http.server', '8000', '--bind', '127.0.0.1', '--directory', '/usr/share'] }));
+    const answer = await waitFor(
+      async () => {
+        try {
+          return await roundTrip(await t.backend.connectPort('web-egress', 8000), 'HEAD / HTTP/1.0\r\n\r\n');
+        } catch {
+          return undefined;
+        }
+      },
+      { timeoutMs: 15_000, what: 'the egress sandbox http.server' },
+    );
+    expect(answer).toMatch(/^HTTP\/1\.0 200 OK\r\n/);
+    await t.backend.stop('web-egress', 0, 'STOPPED_BY_USER');
   });
 
   it('stops relaying when the sandbox ends', async () => {
