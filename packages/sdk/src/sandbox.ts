@@ -113,6 +113,11 @@ export class Sandbox {
   get spec(): SandboxSpec {
     return this.resource.spec;
   }
+  /** The gateway URL of the public service on `port` (from the last status read), or undefined. */
+  serviceUrl(port: number): string | undefined {
+    return this.resource.status.services?.find((s) => s.port === port)?.endpoint?.url;
+  }
+
   get returncode(): number | undefined {
     return this.resource.status.exitCode;
   }

@@ -26,8 +26,37 @@ export interface ContainerSpec {
   [field: string]: unknown;
 }
 
+/** A port of the sandbox and who may reach it; `VISIBILITY_PUBLIC` services get a URL on the gateway. */
+export interface ServiceSpec {
+  port: number;
+  name?: string;
+  protocol?: 'TCP' | 'SERVICE_PROTOCOL_UNSPECIFIED';
+  visibility?: 'VISIBILITY_UNSPECIFIED' | 'VISIBILITY_PUBLIC';
+  endpoint?: { kind?: 'ENDPOINT_KIND_HTTPS'; auth?: 'ENDPOINT_AUTH_OPEN' | 'ENDPOINT_AUTH_TOKEN'; requestTimeoutSeconds?: number };
+}
+
+export interface ServiceStatus {
+  port: number;
+  name?: string;
+  protocol: string;
+  visibility: string;
+  /** `url` is present while the sandbox is starting or running. */
+  endpoint?: { kind: string; auth: string; url?: string };
+}
+
+export interface ContainerStatus {
+  name: string;
+  state: 'waiting' | 'running' | 'terminated';
+  exitCode?: number;
+  restartCount: number;
+}
+
 export interface SandboxSpec {
   containers?: ContainerSpec[];
+  primaryContainer?: string;
+  initContainers?: ContainerSpec[];
+  volumes?: { name: string; scratch?: { size?: string; medium?: 'STORAGE_MEDIUM_DISK' | 'STORAGE_MEDIUM_MEMORY' } }[];
+  services?: ServiceSpec[];
   maxLifetimeSeconds?: number;
   tags?: string[];
   runnerIds?: string[];
@@ -54,6 +83,8 @@ export interface SandboxStatus {
   createTime: string;
   startTime?: string;
   endTime?: string;
+  services?: ServiceStatus[];
+  containerStatuses?: ContainerStatus[];
   placement?: {
     decidedAt: string;
     candidates: string[];
