@@ -283,6 +283,39 @@ class Supervisor:
     else:
       conn.close()
 
+  def answer_while_starting(self, _fd):
+    # Before the main loop (init containers running): a stop is honoured at once, anything else
+    # is refused as not running. Returns the stop's reason, if one came.
+    reason = None
+    while True:
+      try: conn, _ = self.lsock.accept()
+      except (BlockingIOError, InterruptedError): return reason
+      try:
+        conn.settimeout(2.0)
+        line = b''
+        while not line.endswith(b'\n') and len(line) < 65536:
+          chunk = conn.recv(4096)
+          if not chunk: break
+          line += chunk
+        req = json.loads(line.split(b'\n', 1)[0] or b'{}')
+      except (OSError, ValueError):
+        conn.close()
+        continue
+      if req.get('op') == 'stop':
+        reason = req.get('reason') or 'STOPPED_BY_USER'
+        if self.stop_reason is None:
+          self.stop_reason = reason
+          with open(os.path.join(self.dir, 'stop-reason'), 'w') as f: f.write(reason)
+        try: send_line(conn, {'ok': True})
+        except OSError: pass
+        conn.close()
+      elif req.get('op') == 'ping':
+        try: send_line(conn, {'ok': True, 'running': False, 'exited': False})
+        except OSError: pass
+        conn.close()
+      else:
+        self.refuse_not_running([conn])
+
   def refuse_not_running(self, conns):
     if self.running and self.exit_code is None and not self.terminating: return False
     try: send_line(conns[0], {'ok': False, 'errno': 'ENOTRUNNING', 'message': 'sandbox is not running'})
@@ -435,7 +468,7 @@ class Supervisor:
         self.finish(None, 'stopped before start')
         return
       if self.pod is not None and self.p.get('initContainers'):
-        outcome = self.pod.run_inits(self.p['deadlineMs'] / 1000.0, sr)
+        outcome = self.pod.run_inits(self.p['deadlineMs'] / 1000.0, sr, self.answer_while_starting)
         if outcome is not None:
           kind, detail = outcome
           if kind == 'failed': self.init_failure = detail

@@ -170,8 +170,11 @@ class Pod:
     return Container(name, pid, out_r, err_r, info_r, log)
 
   # ---- init containers ----
-  def run_inits(self, deadline, stop_file):
-    """Runs the init containers in order. Returns None when all succeeded, else ('failed', message) or ('stopped', reason)."""
+  def run_inits(self, deadline, stop_file, answer):
+    """Runs the init containers in order. Returns None when all succeeded, else ('failed', message) or ('stopped', reason).
+
+    `answer(fd)` serves a request arriving on the supervisor's socket meanwhile (the main loop is
+    not running yet) and returns the stop reason when it was a stop."""
     for c in self.p.get('initContainers', []):
       self.set_status(c['name'], 'running')
       proc = self.start(c['name'], c['bwrap'])
@@ -179,10 +182,15 @@ class Pod:
       poller = select.poll()
       for fd in open_fds: poller.register(fd, select.POLLIN)
       poller.register(proc.pidfd, select.POLLIN)
+      lsock = self.sup.lsock.fileno()
+      poller.register(lsock, select.POLLIN)
       stopped = None
       while proc.exit_code is None:
         for fd, _ in poller.poll(100):
-          if fd == proc.pidfd:
+          if fd == lsock:
+            reason = answer(fd)
+            if reason and stopped is None: stopped = reason
+          elif fd == proc.pidfd:
             poller.unregister(fd)
             proc.reap(block=True)
           elif fd in open_fds and not proc.read(fd):
@@ -192,7 +200,12 @@ class Pod:
             with open(stop_file) as f: stopped = f.read().strip() or 'STOPPED_BY_USER'
           elif time.time() >= deadline:
             stopped = 'LIFETIME_EXPIRED'
-          if stopped is not None: self.sup.signal_box(signal.SIGKILL)
+        if stopped is not None and proc.exit_code is None:
+          # Again on every turn: a launcher that has not joined the cgroups yet (a stop right
+          # after the start) is missed by the cgroup's kill, so it is also killed as our child.
+          try: os.kill(proc.pid, signal.SIGKILL)
+          except OSError: pass
+          self.sup.signal_box(signal.SIGKILL)
       # Whatever the init container left behind goes before the next one starts.
       self.sup.kill_box_and_wait(5.0)
       for fd in list(open_fds):
@@ -243,6 +256,10 @@ class Pod:
   def finish(self):
     # The sandbox's cgroup has been emptied: every sidecar is gone, only its exit status is left.
     for _, proc in self.sidecars:
+      # A launcher still on its way into the cgroups escaped the cgroup's kill: killed as our child.
+      if proc.exit_code is None:
+        try: os.kill(proc.pid, signal.SIGKILL)
+        except OSError: pass
       if proc.reap(block=True) and self.status.get(proc.name, {}).get('state') != 'terminated':
         self.set_status(proc.name, 'terminated', proc.exit_code)
     for fd in list(self.fds):

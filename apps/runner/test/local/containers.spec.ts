@@ -41,7 +41,7 @@ function expectFailure(e: BackendEvent, reason: string, text: string): void {
 describe('local backend: several containers, init containers, volumes, startup probe', () => {
   let t: TestBackend;
   beforeAll(() => {
-    t = makeBackend();
+    t = makeBackend({ warmLinks: 0 });
   });
   afterAll(async () => {
     const left = await destroyBackend(t);
@@ -158,6 +158,34 @@ describe('local backend: several containers, init containers, volumes, startup p
       ['never', 'waiting', undefined],
       ['main', 'terminated', undefined],
     ]);
+  });
+
+  it('a stop while an init container runs ends the sandbox as stopped, before the primary starts', async () => {
+    await t.backend.launch(spec('pod-init-stop', { command: ['sh', '-c', 'echo primary-ran'], initContainers: [container('slow', 'sleep 60')] }));
+    await waitFor(() => t.backend.containerStatuses('pod-init-stop')?.[0]?.state === 'running', { what: 'the init container to run' });
+    await t.backend.stop('pod-init-stop', 0, 'STOPPED_BY_USER');
+    const end = await waitForState(t, 'pod-init-stop', ['STATE_COMPLETED', 'STATE_FAILED']);
+    expect([end.state, end.reason]).toEqual(['STATE_COMPLETED', 'STOPPED_BY_USER']);
+    expect(await logText(t, 'pod-init-stop')).toBe('');
+  });
+
+  it('containers of a sandbox with an egress link share that namespace', async () => {
+    await launchRunning(
+      t,
+      spec('pod-egress', {
+        network: 'host',
+        command: ['sh', '-c', 'for i in $(seq 100); do python3 -c "import urllib.request;print(urllib.request.urlopen(\'http://127.0.0.1:18082/\').status)" 2>/dev/null && break; sleep 0.1; done; sleep 600'],
+        sidecars: [container('web', 'exec python3 -m http.server 18082 --bind 127.0.0.1 --directory /usr/share')],
+      }),
+    );
+    await waitFor(async () => (await logText(t, 'pod-egress')).includes('200'), { timeoutMs: 20_000, what: 'the primary to reach its sidecar' });
+    // Both see the same interfaces: the link's eth0 besides loopback.
+    const primaryIfs = await t.backend.exec('pod-egress', { argv: ['cat', '/proc/net/dev'] });
+    const sidecarIfs = await t.backend.exec('pod-egress', { argv: ['cat', '/proc/net/dev'], container: 'web' });
+    const names = (text: string): string[] => text.split('\n').slice(2).map((l) => l.split(':')[0]?.trim() ?? '').filter(Boolean).sort();
+    expect(names(primaryIfs.stdout.toString())).toEqual(['eth0', 'lo']);
+    expect(names(sidecarIfs.stdout.toString())).toEqual(['eth0', 'lo']);
+    await t.backend.stop('pod-egress', 0, 'STOPPED_BY_USER');
   });
 
   it('honours readOnly and subPath, and caps every volume at its size', async () => {
