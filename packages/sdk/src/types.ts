@@ -30,9 +30,12 @@ export interface ContainerSpec {
 export interface ServiceSpec {
   port: number;
   name?: string;
-  protocol?: 'TCP' | 'SERVICE_PROTOCOL_UNSPECIFIED';
-  visibility?: 'VISIBILITY_UNSPECIFIED' | 'VISIBILITY_PUBLIC';
-  endpoint?: { kind?: 'ENDPOINT_KIND_HTTPS'; auth?: 'ENDPOINT_AUTH_OPEN' | 'ENDPOINT_AUTH_TOKEN'; requestTimeoutSeconds?: number };
+  /** `TCP` (the default). */
+  protocol?: string;
+  /** `VISIBILITY_PUBLIC` for a URL on the gateway; `VISIBILITY_UNSPECIFIED` (default) for inside the sandbox only. */
+  visibility?: string;
+  /** `{ kind: 'ENDPOINT_KIND_HTTPS', auth: 'ENDPOINT_AUTH_OPEN' | 'ENDPOINT_AUTH_TOKEN' }`. */
+  endpoint?: { kind?: string; auth?: string; requestTimeoutSeconds?: number };
 }
 
 export interface ServiceStatus {
@@ -55,7 +58,8 @@ export interface SandboxSpec {
   containers?: ContainerSpec[];
   primaryContainer?: string;
   initContainers?: ContainerSpec[];
-  volumes?: { name: string; scratch?: { size?: string; medium?: 'STORAGE_MEDIUM_DISK' | 'STORAGE_MEDIUM_MEMORY' } }[];
+  /** Scratch volumes: `{ name, scratch: { size: '1Gi', medium: 'STORAGE_MEDIUM_DISK' | 'STORAGE_MEDIUM_MEMORY' } }`. */
+  volumes?: { name: string; scratch?: { size?: string; medium?: string } }[];
   services?: ServiceSpec[];
   maxLifetimeSeconds?: number;
   tags?: string[];
