@@ -250,6 +250,14 @@ describe('local backend: several containers, init containers, volumes, startup p
     );
   });
 
+  it('a lone container answers to its own name as the exec container', async () => {
+    await launchRunning(t, spec('solo', { primaryName: 'solo-main' }));
+    const r = await t.backend.exec('solo', { argv: ['hostname'], container: 'solo-main' });
+    expect(r.stdout.toString()).toBe('solo\n');
+    await expect(t.backend.exec('solo', { argv: ['true'], container: 'main' })).rejects.toMatchObject({ violations: [{ field: 'container' }] });
+    await t.backend.stop('solo', 0, 'STOPPED_BY_USER');
+  });
+
   it('is RUNNING only once the startup probe passes', async () => {
     await t.backend.launch(
       spec('probe-ok', {

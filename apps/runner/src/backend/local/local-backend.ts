@@ -333,6 +333,8 @@ export class LocalBackend implements SandboxBackend {
         logCapBytes: this.o.logCapBytes,
         files,
         ...(net ? { netns: net.netnsPath } : {}),
+        // Named even alone, so `container: <its name>` reaches it.
+        ...(spec.primaryName ? { primaryName: spec.primaryName } : {}),
         ...pod.fields,
       };
       const planPath = join(rec.dir, 'plan.json');
