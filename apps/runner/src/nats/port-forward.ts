@@ -47,7 +47,10 @@ export async function openPortForward(
       ep.close();
     } catch (e) {
       sock.destroy();
-      ep.sendControl({ kind: 'error', error: toPaddockError(e).toBody() });
+      // The sandbox closing its side while the caller still sends (a server that answers without
+      // reading the whole request) ends the connection; its answer has already gone out.
+      const code = (e as NodeJS.ErrnoException).code;
+      ep.sendControl(code === 'EPIPE' || code === 'ECONNRESET' ? { kind: 'eof' } : { kind: 'error', error: toPaddockError(e).toBody() });
       ep.close();
     }
   })();
