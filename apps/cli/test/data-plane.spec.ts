@@ -129,6 +129,24 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
     expect(sh(p, 'cwic sandbox stop --all --tag x').code).toBe(2);
   });
 
+  it('create --port serves the port through the gateway and prints its URL', async () => {
+    const c = sh(p, 'cwic sandbox create --image paddock/base --port 8000 --wait -o name -- sh -c "cd /workspace && echo served > index.txt && exec python3 -m http.server 8000"');
+    expect([c.code, c.stderr]).toEqual([0, '']);
+    const [name, portLine] = c.stdout.trim().split('\n') as [string, string];
+    const sandboxId = name.replace('sandbox/', '');
+    expect(portLine).toBe(`port 8000: ${gw.url}/s/${sandboxId}/8000/`);
+    const url = portLine.replace('port 8000: ', '');
+    const body = await waitFor(
+      async () => {
+        const r = await fetch(`${url}index.txt`).catch(() => undefined);
+        return r?.status === 200 ? r.text() : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the service URL to answer' },
+    );
+    expect(body).toBe('served\n');
+    expect(sh(p, `cwic sandbox stop ${sandboxId}`).code).toBe(0);
+  });
+
   it('logs show the main process output', () => {
     const c = sh(p, "cwic sandbox create --image paddock/base --wait -o name -- sh -c 'echo from-main; sleep 600'");
     expect(c.code).toBe(0);

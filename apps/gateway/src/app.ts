@@ -35,6 +35,7 @@ import { SourceGate } from './runners/source-gate';
 import { SandboxChangeBroadcast } from './sandboxes/change-broadcast';
 import { SandboxStateWaiters } from './sandboxes/state-waiters';
 import { StateEventsConsumer } from './sandboxes/state-events.consumer';
+import { installServiceProxy } from './services/service-proxy';
 
 export interface RunningGateway {
   app: NestFastifyApplication;
@@ -98,6 +99,8 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   const registry = new RunnerRegistry();
   const runners = new RunnerClient(nc, config.rpcTimeoutMs, (runnerId) => registry.mayBeAlive(runnerId));
   const routes = new SandboxRouteCache(config.sandboxCacheMs);
+  // Known once the server listens, unless configured.
+  let serviceUrlBase = config.serviceUrlBase ?? '';
   const waiters = new SandboxStateWaiters();
   metrics.watch({ longPolls: () => waiters.size, routeCacheEntries: () => routes.size });
   // State writes wake long polls here and, through NATS, on every other gateway.
@@ -114,6 +117,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     undefined,
     { waiters, recheckMs: config.waitRecheckMs },
     new SourceGate(registry, policies),
+    () => serviceUrlBase,
   );
   const events = new StateEventsConsumer(nc, repo, metrics, log);
   const ops = new SandboxOpsService(lifecycle, runners, config.rpcTimeoutMs, routes, (runnerId) => registry.isFresh(runnerId));
@@ -206,6 +210,9 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   reconciler.start();
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  serviceUrlBase ||= `http://127.0.0.1:${port}`;
+  // After listen: every plugin's request and upgrade listener is in place to be put behind it.
+  installServiceProxy(app.getHttpServer(), { findSandbox: (id) => repo.findAnyById(id), runners, auth, onError: (e) => log(e) });
 
   let closed = false;
   return {

@@ -26,6 +26,10 @@ import os, sys, json, socket, select, signal, struct, time, errno, ctypes, base6
 from paddock_supervisor import plan as plan_schema
 from paddock_supervisor.execd import execd_main
 from paddock_supervisor.fileops import file_ops
+from paddock_supervisor.launch import exec_bwrap, launcher_pipes
+from paddock_supervisor.pod import FramedLog, Pod
+from paddock_supervisor.probe import StartupProbe
+from paddock_supervisor.relay import relay_handler
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
 from paddock_supervisor.sysutil import (
   drop_privileges, high_fd, libc, listen_unix, read_pids, reset_signals, send_line, write_file,
@@ -36,44 +40,6 @@ MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
 HEADER = struct.Struct('<IBxxxd')
 NS_ORDER = ['cgroup', 'ipc', 'uts', 'net', 'pid', 'mnt', 'user']
 CLONE_NEWNET = 0x40000000
-
-def launcher_pipes():
-  # bwrap's stdout, stderr, info (child pid) and seccomp program pipes; the program is written now.
-  out_r, out_w = os.pipe()
-  err_r, err_w = os.pipe()
-  info_r, info_w = os.pipe()
-  sc_r, sc_w = os.pipe()
-  os.write(sc_w, seccomp_program())
-  os.close(sc_w)
-  return out_r, out_w, err_r, err_w, info_r, info_w, sc_r
-
-def enter_netns(path):
-  # The sandbox's egress namespace (made by the runner), entered while still root: the sandbox
-  # user could not, and bwrap then keeps it (--share-net). A missing namespace fails the launch.
-  fd = os.open(path, os.O_RDONLY)
-  if libc.setns(fd, CLONE_NEWNET) != 0:
-    e = ctypes.get_errno()
-    raise OSError(e, 'setns net %s: %s' % (path, os.strerror(e)))
-  os.close(fd)
-
-def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent, netns=None):
-  # In the launcher (already in the sandbox's cgroups): stdio and the info/seccomp pipes on 1..4,
-  # nothing else open, the sandbox uid, killed with its supervisor, then bwrap.
-  if netns: enter_netns(netns)
-  resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-  resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-  src = [high_fd(os.open('/dev/null', os.O_RDONLY))] + [high_fd(fd) for fd in fds]
-  for target, fd in enumerate(src): os.dup2(fd, target)
-  os.closerange(5, 1 << 20)
-  os.setgroups([])
-  os.setresgid(gid, gid, gid)
-  os.setresuid(uid, uid, uid)
-  libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-  if os.getppid() != parent: os._exit(1)
-  reset_signals()
-  # No environment at all: bwrap's is what the sandbox's pid 1 shows in /proc/1/environ, and the
-  # sandbox's own processes get theirs from --setenv.
-  os.execve(exe, argv, {})
 
 class Supervisor:
   def __init__(self, plan):
@@ -107,6 +73,11 @@ class Supervisor:
     self.parked = None
     self.bwrap_stat = os.stat(plan['bwrapExe'])
     self.oom_before = self.oom_count()
+    pod_keys = ('sidecars', 'initContainers', 'volumes', 'dirs', 'sharedLoopbackNet')
+    self.pod = Pod(self) if any(plan.get(k) for k in pod_keys) else None
+    self.probe = StartupProbe(plan['startupProbe'], self.spawn_probe) if plan.get('startupProbe') else None
+    self.probing = False
+    self.init_failure = None
 
   # ---- events and log ----
   def emit(self, state, reason=None, message=None, exit_code=None):
@@ -123,18 +94,7 @@ class Supervisor:
       except OSError: self.stdout_ok = False
 
   def log(self, stream, data):
-    cap = self.p['logCapBytes']
-    if self.log_bytes >= cap:
-      if not self.truncated:
-        self.truncated = True
-        marker = ('\n[paddock: output truncated at %d bytes; further output dropped]\n' % cap).encode()
-        self.logf.write(HEADER.pack(len(marker), 1, time.time()) + marker)
-        self.log_bytes += len(marker)
-      return
-    data = data[:cap - self.log_bytes]
-    self.logf.write(HEADER.pack(len(data), stream, time.time()) + data)
-    self.log_bytes += len(data)
-    if self.log_bytes >= cap: self.log(stream, b'')
+    self.logw.write(stream, data)
 
   # ---- cgroups ----
   def oom_count(self):
@@ -186,6 +146,8 @@ class Supervisor:
       os.mkdir(d)
       os.chown(d, p['uid'], p['gid'])
       os.chmod(d, mode)
+    # Volumes, the other containers' directories and their shared network, before any file lands in them.
+    if self.pod is not None: self.pod.setup(self.disk)
     for f in p['files']:
       target = os.path.join(self.disk, f['rel'])
       parent = os.path.dirname(target)
@@ -196,7 +158,7 @@ class Supervisor:
       while d != self.disk:
         os.chown(d, p['uid'], p['gid'])
         d = os.path.dirname(d)
-    self.logf = open(os.path.join(self.dir, 'log'), 'ab', buffering=0)
+    self.logw = FramedLog(os.path.join(self.dir, 'log'), p['logCapBytes'])
     path = os.path.join(self.dir, 'sup.sock')
     try: os.unlink(path)
     except FileNotFoundError: pass
@@ -233,14 +195,19 @@ class Supervisor:
 
   # ---- running detection ----
   def check_running(self):
-    if self.running or self.init_pid is None or self.terminating: return
+    if self.running or self.probing or self.init_pid is None or self.terminating: return
     try:
       with open('/proc/%d/task/%d/children' % (self.init_pid, self.init_pid)) as f: kids = f.read().split()
       for k in kids:
         st = os.stat('/proc/%s/exe' % k)
         if (st.st_dev, st.st_ino) != (self.bwrap_stat.st_dev, self.bwrap_stat.st_ino):
           self.main_pid = int(k)
-          self.mark_running()
+          # With a startup probe the sandbox is RUNNING only once the probe passes.
+          if self.probe is not None:
+            self.probing = True
+            self.probe.begin(time.time())
+          else:
+            self.mark_running()
           return
     except OSError:
       pass
@@ -306,12 +273,48 @@ class Supervisor:
       if all(k in slot for k in ('ctl', 'io', 'err')):
         del self.execs[req['id']]
         self.start_exec(slot['req'], [slot['ctl'], slot['io'], slot['err']])
+    elif op == 'connect':
+      if self.refuse_not_running([conn]): return
+      self.start_handler(req, [conn])
     elif op == 'file':
       if self.refuse_not_running([conn]): return
       if self.execd_send({'op': 'file', 'req': req}, [conn]): conn.close()
       else: self.start_handler(req, [conn])
     else:
       conn.close()
+
+  def answer_while_starting(self, _fd):
+    # Before the main loop (init containers running): a stop is honoured at once, anything else
+    # is refused as not running. Returns the stop's reason, if one came.
+    reason = None
+    while True:
+      try: conn, _ = self.lsock.accept()
+      except (BlockingIOError, InterruptedError): return reason
+      try:
+        conn.settimeout(2.0)
+        line = b''
+        while not line.endswith(b'\n') and len(line) < 65536:
+          chunk = conn.recv(4096)
+          if not chunk: break
+          line += chunk
+        req = json.loads(line.split(b'\n', 1)[0] or b'{}')
+      except (OSError, ValueError):
+        conn.close()
+        continue
+      if req.get('op') == 'stop':
+        reason = req.get('reason') or 'STOPPED_BY_USER'
+        if self.stop_reason is None:
+          self.stop_reason = reason
+          with open(os.path.join(self.dir, 'stop-reason'), 'w') as f: f.write(reason)
+        try: send_line(conn, {'ok': True})
+        except OSError: pass
+        conn.close()
+      elif req.get('op') == 'ping':
+        try: send_line(conn, {'ok': True, 'running': False, 'exited': False})
+        except OSError: pass
+        conn.close()
+      else:
+        self.refuse_not_running([conn])
 
   def refuse_not_running(self, conns):
     if self.running and self.exit_code is None and not self.terminating: return False
@@ -330,6 +333,19 @@ class Supervisor:
   # takes the forked-handler path below.
   def start_exec(self, req, conns):
     if self.refuse_not_running(conns): return
+    container = req.get('container')
+    if container and container != self.p.get('primaryName', 'main'):
+      # A sidecar: the forked handler enters that container's namespaces (the exec daemon lives in the primary's).
+      try:
+        if self.pod is None: raise LookupError('container "%s" is not a container of this sandbox' % container)
+        init_pid, c = self.pod.exec_target(container)
+      except LookupError as e:
+        try: send_line(conns[0], {'ok': False, 'errno': 'ENOCONTAINER', 'message': str(e)})
+        except OSError: pass
+        for cn in conns: cn.close()
+        return
+      self.start_handler(dict(req, cwd=req.get('cwd') or c['execCwd']), conns, init_pid)
+      return
     if not req.get('tty') and self.execd_send({'op': 'exec', 'argv': req['argv'], 'env': req.get('env') or {}, 'cwd': req.get('cwd') or self.p['execCwd']}, conns):
       for c in conns: c.close()
       return
@@ -383,7 +399,7 @@ class Supervisor:
     ours.setblocking(False)
     return ours
 
-  def start_handler(self, req, conns):
+  def start_handler(self, req, conns, init_pid=None):
     # Callers have refused requests to a sandbox that is not running (refuse_not_running).
     pid = os.fork()
     if pid == 0:
@@ -398,8 +414,9 @@ class Supervisor:
         null = os.open('/dev/null', os.O_RDWR)
         for t in (0, 1, 2): os.dup2(null, t)
         os.close(null)
-        if req['op'] == 'file': file_handler(self.p, self.init_pid, conns[0], req)
-        else: exec_handler(self.p, self.init_pid, conns, req)
+        if req['op'] == 'file': file_handler(self.p, init_pid or self.init_pid, conns[0], req)
+        elif req['op'] == 'connect': relay_handler(self.p, self.init_pid, conns[0], int(req['port']))
+        else: exec_handler(self.p, init_pid or self.init_pid, conns, req)
       except BaseException as e:
         code = 1
         try: send_line(conns[0], {'ok': False, 'errno': 'EIO', 'message': str(e), 'exit': 126})
@@ -407,6 +424,10 @@ class Supervisor:
       os._exit(code)
     self.handlers.add(pid)
     for c in conns: c.close()
+
+  def spawn_probe(self, argv):
+    # One startup-probe run inside the primary; its exit status is the probe's verdict.
+    return probe_process(self.p, self.init_pid, argv)
 
   def request_stop(self, reason, grace):
     if self.exit_code is not None: return
@@ -446,6 +467,14 @@ class Supervisor:
         with open(sr) as f: self.stop_reason = f.read().strip() or 'STOPPED_BY_USER'
         self.finish(None, 'stopped before start')
         return
+      if self.pod is not None and self.p.get('initContainers'):
+        outcome = self.pod.run_inits(self.p['deadlineMs'] / 1000.0, sr, self.answer_while_starting)
+        if outcome is not None:
+          kind, detail = outcome
+          if kind == 'failed': self.init_failure = detail
+          else: self.stop_reason = detail
+          self.finish(None, detail if kind == 'failed' else 'stopped before start')
+          return
       self.spawn()
     except BaseException as e:
       self.finish(None, 'launch failed: %s' % e, failed_to_start=True)
@@ -456,6 +485,11 @@ class Supervisor:
     poller.register(self.info_r, select.POLLIN)
     poller.register(self.pidfd, select.POLLIN)
     poller.register(self.lsock.fileno(), select.POLLIN)
+    if self.pod is not None:
+      try: self.pod.start_sidecars(poller)
+      except OSError as e:
+        self.log(1, ('paddock: cannot start a sidecar: %s\n' % e).encode())
+        self.request_stop('FAILED_TO_START', 0)
     deadline = self.p['deadlineMs'] / 1000.0
     started = time.time()
     exited_at = None
@@ -496,9 +530,19 @@ class Supervisor:
           self.kill_box_and_wait(2.0)
         elif fd == self.lsock.fileno():
           self.accept(poller)
+        elif self.pod is not None and self.pod.handle(fd, poller):
+          pass
         elif fd in self.pending:
           self.read_header(poller, fd)
       self.check_running()
+      if self.probing and not self.running and not self.terminating and self.exit_code is None:
+        verdict = self.probe.tick(time.time())
+        if verdict == 'passed':
+          self.probing = False
+          self.mark_running()
+        elif verdict == 'failed':
+          self.probing = False
+          self.request_stop('STARTUP_PROBE_FAILED', 0)
       now = time.time()
       if self.stop_reason is None and now >= deadline and self.exit_code is None:
         self.request_stop('LIFETIME_EXPIRED', self.p['termGraceMs'] / 1000.0)
@@ -518,6 +562,8 @@ class Supervisor:
     if self.bwrap_pid is None and not failed_to_start and self.stop_reason is None:
       failed_to_start = True
     self.kill_box_and_wait(10.0)
+    if self.probe is not None: self.probe.reap()
+    if self.pod is not None: self.pod.finish()
     for pid in list(self.handlers):
       try: os.waitpid(pid, 0)
       except OSError: pass
@@ -533,12 +579,15 @@ class Supervisor:
     try: os.unlink(os.path.join(self.dir, 'sup.sock'))
     except OSError: pass
     head = self.stderr_head.decode('utf-8', 'replace')
-    if failed_to_start or (not self.running and code == 1 and head.startswith('bwrap:')):
+    if self.init_failure is not None:
+      self.emit('STATE_FAILED', 'INIT_CONTAINER_FAILED', self.init_failure)
+    elif failed_to_start or (not self.running and code == 1 and head.startswith('bwrap:')):
       msg = message or head.strip().splitlines()[0]
       self.emit('STATE_FAILED', 'FAILED_TO_START', msg)
     elif self.stop_reason is not None:
       state = 'STATE_COMPLETED' if self.stop_reason == 'STOPPED_BY_USER' else 'STATE_FAILED'
       if self.stop_reason == 'LIFETIME_EXPIRED': message = 'lifetime of %d s expired' % self.p['lifetimeSeconds']
+      if self.stop_reason == 'STARTUP_PROBE_FAILED': message = self.probe.message()
       self.emit(state, self.stop_reason, message, code if code is not None and code >= 0 else None)
     elif oom and code != 0:
       self.emit('STATE_FAILED', 'OUT_OF_MEMORY', 'the sandbox exceeded its memory limit of %d bytes' % self.p['memoryBytes'], code)
@@ -667,6 +716,37 @@ def exec_handler(p, init_pid, conns, req):
     res = {'exit': os.WEXITSTATUS(status), 'signal': None}
   if failure: res['error'] = failure.decode('utf-8', 'replace')
   send_line(ctl, res)
+
+def probe_process(p, init_pid, argv):
+  # Forked like an exec handler: joins the sandbox's cgroups and namespaces, then its child (in the
+  # sandbox's pid namespace) drops to the sandbox user under the seccomp filter and runs the probe.
+  # The intermediate leads a process group the supervisor kills on a timeout.
+  prog = seccomp_program()
+  pid = os.fork()
+  if pid != 0: return pid
+  code = 126
+  try:
+    null = os.open('/dev/null', os.O_RDWR)
+    for t in (0, 1, 2): os.dup2(null, t)
+    os.closerange(3, 1 << 20)
+    os.setpgid(0, 0)
+    enter_sandbox(p, init_pid)
+    child = os.fork()
+    if child == 0:
+      try:
+        drop_privileges(p)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (p['nofile'], p['nofile']))
+        install_seccomp(prog)
+        reset_signals()
+        os.chdir(p['execCwd'])
+        os.execvpe(argv[0], argv, p['execEnv'])
+      finally:
+        os._exit(127)
+    _, status = os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    code = code if code >= 0 else 128 - code
+  finally:
+    os._exit(code & 0xff)
 
 def file_handler(p, init_pid, conn, req):
   enter_sandbox(p, init_pid)

@@ -88,6 +88,10 @@ export const SANDBOX_STATE_REASONS = [
   'REAPED_UNKNOWN',
   'POLICY_REJECTED',
   'EVICTED',
+  /** An init container exited non-zero: the sandbox's main containers never started. */
+  'INIT_CONTAINER_FAILED',
+  /** The primary container's startup probe reached its failure threshold. */
+  'STARTUP_PROBE_FAILED',
 ] as const;
 export const SandboxStateReasonSchema = z.enum(SANDBOX_STATE_REASONS);
 export type SandboxStateReason = z.infer<typeof SandboxStateReasonSchema>;

@@ -57,6 +57,8 @@ export const ERROR_REASONS = [
   'CWSANDBOX_NO_SUITABLE_RUNNER',
   'CWSANDBOX_RUNNER_UNAVAILABLE',
   'CWSANDBOX_RUNNER_AT_CAPACITY',
+  /** A service URL whose sandbox is not running, or whose port nothing inside the sandbox accepts. */
+  'CWSANDBOX_SERVICE_UNAVAILABLE',
   'CWSANDBOX_POLICY_VIOLATION',
   /** The caller's address is outside the runner policy's controlPlaneAccess.sourceIpAllowlist. */
   'PADDOCK_SOURCE_IP_NOT_ALLOWED',

@@ -113,6 +113,8 @@ const AbsolutePath = z.string().regex(/^\//, 'must be an absolute path');
 export const ExecRequestSchema = z.object({
   ...SandboxRef,
   argv: Argv,
+  /** The container to run in (omitted = the primary). */
+  container: z.string().min(1).optional(),
   env: z.record(z.string(), z.string()).default({}),
   cwd: AbsolutePath.optional(),
   /**
@@ -150,6 +152,8 @@ export const ExecStreamRequestSchema = z.object({
   ...SandboxRef,
   ...StreamOpen,
   argv: Argv,
+  /** The container to run in (omitted = the primary). */
+  container: z.string().min(1).optional(),
   env: z.record(z.string(), z.string()).default({}),
   cwd: AbsolutePath.optional(),
   tty: z.boolean().default(false),
@@ -256,6 +260,8 @@ export const LogsRequestSchema = z
     ...SandboxRef,
     ...StreamOpen,
     follow: z.boolean().default(false),
+    /** Whose output (omitted = the primary container's). */
+    container: z.string().min(1).optional(),
     tailLines: z.number().int().positive().optional(),
     sinceTime: z.iso.datetime({ offset: true }).optional(),
     fromOffset: z.number().int().nonnegative().optional(),
@@ -266,6 +272,18 @@ export const LogsRequestSchema = z
   });
 export type LogsRequest = z.infer<typeof LogsRequestSchema>;
 export type LogsRequestInput = z.input<typeof LogsRequestSchema>;
+
+/**
+ * `portForward`: one TCP connection to `port` on the sandbox's own loopback, relayed as a stream
+ * (`stdin` frames in, `stdout` frames out, `stdinEof` half-closes, `eof` when the sandbox's side
+ * closes). Only a port the sandbox declares as a service, and only while it runs.
+ */
+export const PortForwardRequestSchema = z.object({
+  ...SandboxRef,
+  ...StreamOpen,
+  port: z.number().int().min(1).max(65_535),
+});
+export type PortForwardRequest = z.infer<typeof PortForwardRequestSchema>;
 
 /** Request and response schema of every op, keyed by op name (the last token of the subject). */
 export const RUNNER_RPC_SCHEMAS = {
@@ -282,6 +300,7 @@ export const RUNNER_RPC_SCHEMAS = {
   remove: { request: RemoveRequestSchema, response: RemoveResponseSchema },
   logs: { request: LogsRequestSchema, response: StreamOpenedResponseSchema },
   deleteLogs: { request: DeleteLogsRequestSchema, response: DeleteLogsResponseSchema },
+  portForward: { request: PortForwardRequestSchema, response: StreamOpenedResponseSchema },
 } as const satisfies Record<RunnerRpcOp, { request: z.ZodType; response: z.ZodType }>;
 
 export type RunnerRpcRequest<Op extends RunnerRpcOp> = z.input<(typeof RUNNER_RPC_SCHEMAS)[Op]['request']>;

@@ -13,6 +13,15 @@ import { EffectiveResourcesSchema, ResolvedEgressSchema, ResolvedIngressSchema, 
  * - `exitCode` is present only when it was observed (0 is a valid exit code).
  */
 
+/** One container of a sandbox: `waiting` (not started yet), `running` or `terminated` (with its exit code when observed). */
+export const ContainerStatusSchema = z.object({
+  name: z.string(),
+  state: z.enum(['waiting', 'running', 'terminated']),
+  exitCode: z.number().int().optional(),
+  restartCount: z.number().int(),
+});
+export type ContainerStatusView = z.infer<typeof ContainerStatusSchema>;
+
 /** Status echoes of the resolved spec; absent until the runner resolved the spec. */
 export const SandboxEffectiveFieldsSchema = z.object({
   effectiveResources: EffectiveResourcesSchema.optional(),
@@ -41,6 +50,8 @@ export const SandboxStatusSchema = SandboxEffectiveFieldsSchema.extend({
   message: z.string().optional(),
   /** Exit code of the primary process, present only when observed. */
   exitCode: z.number().int().optional(),
+  /** Each container's state, init containers first; present for a sandbox with more than one container. */
+  containerStatuses: z.array(ContainerStatusSchema).optional(),
   runnerId: z.string(),
   runnerGroupId: z.string(),
   /** RFC 3339 timestamps. */
@@ -85,6 +96,8 @@ export const SandboxStateEventSchema = z.object({
   reason: SandboxStateReasonSchema.optional(),
   message: z.string().optional(),
   exitCode: z.number().int().optional(),
+  /** The sandbox's containers as of this state change (a sandbox with more than one). */
+  containerStatuses: z.array(ContainerStatusSchema).optional(),
   /** RFC 3339 time the state was observed. */
   at: z.string(),
   sequence: z.number().int().nonnegative(),

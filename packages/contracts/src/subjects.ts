@@ -76,6 +76,7 @@ export const RUNNER_RPC_OPS = [
   'remove',
   'logs',
   'deleteLogs',
+  'portForward',
 ] as const;
 export type RunnerRpcOp = (typeof RUNNER_RPC_OPS)[number];
 

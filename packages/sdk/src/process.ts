@@ -17,6 +17,8 @@ export interface ExecOptions {
   tty?: boolean;
   cols?: number;
   rows?: number;
+  /** The container to run in (a sandbox with several); default the primary. */
+  container?: string;
 }
 
 const CHANNEL_STDOUT = 1;
@@ -129,6 +131,7 @@ export class ExecProcess {
           ...(opts.cols ? { cols: opts.cols } : {}),
           ...(opts.rows ? { rows: opts.rows } : {}),
           ...(opts.timeoutSeconds ? { timeoutSeconds: opts.timeoutSeconds } : {}),
+          ...(opts.container ? { container: opts.container } : {}),
         }),
       );
       if (!opts.stdin) socket.send(JSON.stringify({ type: 'close' }));

@@ -57,6 +57,8 @@ export interface LogsOptions {
   tailLines?: number;
   sinceTime?: Date | string;
   fromOffset?: number;
+  /** Whose output (a sandbox with several containers); default the primary's. */
+  container?: string;
   /** Reconnect attempts after a dropped follow stream (resumes at the last offset). Default 3. */
   maxResumes?: number;
   signal?: AbortSignal;
@@ -111,6 +113,11 @@ export class Sandbox {
   get spec(): SandboxSpec {
     return this.resource.spec;
   }
+  /** The gateway URL of the public service on `port` (from the last status read), or undefined. */
+  serviceUrl(port: number): string | undefined {
+    return this.resource.status.services?.find((s) => s.port === port)?.endpoint?.url;
+  }
+
   get returncode(): number | undefined {
     return this.resource.status.exitCode;
   }
@@ -335,6 +342,7 @@ export class Sandbox {
         res = await this.client.raw('GET', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}/logs`, {
           query: {
             follow: opts.follow ?? false,
+            ...(opts.container ? { container: opts.container } : {}),
             ...(fromOffset !== undefined ? { fromOffset } : {
               tailLines: opts.tailLines,
               sinceTime: opts.sinceTime instanceof Date ? opts.sinceTime.toISOString() : opts.sinceTime,

@@ -26,8 +26,41 @@ export interface ContainerSpec {
   [field: string]: unknown;
 }
 
+/** A port of the sandbox and who may reach it; `VISIBILITY_PUBLIC` services get a URL on the gateway. */
+export interface ServiceSpec {
+  port: number;
+  name?: string;
+  /** `TCP` (the default). */
+  protocol?: string;
+  /** `VISIBILITY_PUBLIC` for a URL on the gateway; `VISIBILITY_UNSPECIFIED` (default) for inside the sandbox only. */
+  visibility?: string;
+  /** `{ kind: 'ENDPOINT_KIND_HTTPS', auth: 'ENDPOINT_AUTH_OPEN' | 'ENDPOINT_AUTH_TOKEN' }`. */
+  endpoint?: { kind?: string; auth?: string; requestTimeoutSeconds?: number };
+}
+
+export interface ServiceStatus {
+  port: number;
+  name?: string;
+  protocol: string;
+  visibility: string;
+  /** `url` is present while the sandbox is starting or running. */
+  endpoint?: { kind: string; auth: string; url?: string };
+}
+
+export interface ContainerStatus {
+  name: string;
+  state: 'waiting' | 'running' | 'terminated';
+  exitCode?: number;
+  restartCount: number;
+}
+
 export interface SandboxSpec {
   containers?: ContainerSpec[];
+  primaryContainer?: string;
+  initContainers?: ContainerSpec[];
+  /** Scratch volumes: `{ name, scratch: { size: '1Gi', medium: 'STORAGE_MEDIUM_DISK' | 'STORAGE_MEDIUM_MEMORY' } }`. */
+  volumes?: { name: string; scratch?: { size?: string; medium?: string } }[];
+  services?: ServiceSpec[];
   maxLifetimeSeconds?: number;
   tags?: string[];
   runnerIds?: string[];
@@ -54,6 +87,8 @@ export interface SandboxStatus {
   createTime: string;
   startTime?: string;
   endTime?: string;
+  services?: ServiceStatus[];
+  containerStatuses?: ContainerStatus[];
   placement?: {
     decidedAt: string;
     candidates: string[];

@@ -28,10 +28,10 @@ describe('SDK constants that copy the platform contract', () => {
 
 // The sandbox resource the SDK reads is the gateway's wire shape: every status field the contract
 // defines must fit the SDK's type, and every field the SDK names must exist in the contract (the
-// gateway adds only `placement`). Renaming a status field on either side fails this typecheck.
+// gateway adds only `placement` and `services`). Renaming a status field on either side fails this typecheck.
 type NamedKeys<T> = keyof { [K in keyof T as string extends K ? never : K]: T[K] };
 const wireFitsSdk: WireStatus extends SdkStatus ? true : false = true;
-const sdkNamesOnlyWireFields: [Exclude<NamedKeys<SdkStatus>, NamedKeys<WireStatus> | 'placement'>] extends [never] ? true : false = true;
+const sdkNamesOnlyWireFields: [Exclude<NamedKeys<SdkStatus>, NamedKeys<WireStatus> | 'placement' | 'services'>] extends [never] ? true : false = true;
 const sdkNamesEveryWireField: [Exclude<'state' | 'stateReason' | 'message' | 'exitCode' | 'runnerId' | 'runnerGroupId' | 'createTime' | 'startTime' | 'endTime', NamedKeys<SdkStatus>>] extends [never] ? true : false = true;
 
 describe('SDK wire types that mirror the platform contract', () => {

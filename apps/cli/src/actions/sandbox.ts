@@ -59,6 +59,7 @@ export interface CreateFlags {
   tag?: string[];
   runnerId?: string[];
   env?: string[];
+  port?: string[];
   wait?: boolean;
   requestId?: string;
   output?: string;
@@ -72,6 +73,14 @@ function parseEnvPairs(pairs: string[] | undefined): Record<string, string> {
     out[p.slice(0, i)] = p.slice(i + 1);
   }
   return out;
+}
+
+function portsOf(values: string[] | undefined): number[] {
+  return (values ?? []).flatMap((v) => v.split(',')).map((v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1 || n > 65_535) throw new UsageError(`--port expects a port number (1-65535), got "${v}"`);
+    return n;
+  });
 }
 
 async function buildSpec(ctx: Ctx, o: CreateFlags, command: string[]): Promise<Sdk.SandboxSpec> {
@@ -93,6 +102,11 @@ async function buildSpec(ctx: Ctx, o: CreateFlags, command: string[]): Promise<S
   if (Object.keys(env).length) main.environmentVariables = { ...(isRecord(main.environmentVariables) ? main.environmentVariables : {}), ...env };
   spec.containers = [main, ...containers.slice(1)];
   if (o.lifetime) spec.maxLifetimeSeconds = Number(o.lifetime);
+  const ports = portsOf(o.port);
+  if (ports.length) {
+    const declared = Array.isArray(spec.services) ? (spec.services as Record<string, unknown>[]) : [];
+    spec.services = [...declared, ...ports.map((port) => ({ port, visibility: 'VISIBILITY_PUBLIC', endpoint: { kind: 'ENDPOINT_KIND_HTTPS', auth: 'ENDPOINT_AUTH_OPEN' } }))];
+  }
   if (o.tag?.length) spec.tags = [...(Array.isArray(spec.tags) ? (spec.tags as string[]) : []), ...o.tag];
   if (o.runnerId?.length) {
     spec.runnerIds = o.runnerId;
@@ -175,7 +189,12 @@ export async function createSandbox(ctx: Ctx, command: string[], o: CreateFlags)
   const spec = await buildSpec(ctx, o, command);
   const sb = await doing('creating sandbox', () => m.Sandbox.create(spec, { ...clientOpts(ctx), requestId: o.requestId }));
   if (o.wait) await ctx.withProgress(`waiting for sandbox ${sb.sandboxId} to run`, () => doing(`waiting for sandbox ${sb.sandboxId}`, () => sb.wait()));
-  if (o.output === 'name') return ctx.out(`sandbox/${sb.sandboxId}`);
+  if (o.output === 'name') {
+    ctx.out(`sandbox/${sb.sandboxId}`);
+    // The URLs are assigned at create: printed at once, served once the sandbox runs.
+    for (const port of portsOf(o.port)) ctx.out(`port ${port}: ${sb.serviceUrl(port) ?? '(no URL assigned)'}`);
+    return;
+  }
   printSandboxes(ctx, [await sb.refresh()], o.output);
 }
 

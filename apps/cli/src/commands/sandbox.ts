@@ -14,6 +14,7 @@ function withSpecOptions(cmd: Command): Command {
     .option('--tag <TAG...>', 'tags')
     .option('--runner-id <ID...>', 'restrict placement to these runners')
     .option('--env <KEY=VALUE...>', 'environment variables')
+    .option('--port <PORT...>', 'serve these ports publicly through the gateway (HTTP, open); create prints their URLs')
     .option('--request-id <TOKEN>', 'idempotency token');
 }
 

@@ -12,6 +12,12 @@ const ms = (def: number) => z.coerce.number().int().nonnegative().default(def);
 export const GatewayEnvSchema = z.object({
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   GATEWAY_HOST: z.string().default('0.0.0.0'),
+  /**
+   * Base of the URLs reported for sandboxes' public services (`<base>/s/<sandboxId>/<port>/`),
+   * e.g. the address a proxy in front of the gateway answers on; unset = the gateway's own
+   * listening address (`http://127.0.0.1:<port>`).
+   */
+  GATEWAY_SERVICE_URL_BASE: z.url().optional(),
   /** Port of the coreweave.sandbox.v1 gRPC/Connect server (same host as REST); 0 = any free port. */
   GATEWAY_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(8082),
   /** PEM certificate and key of the gRPC server: both set = TLS, neither = cleartext (h2c). */
@@ -101,6 +107,7 @@ export interface GatewayConfig {
   trustProxy: TrustProxy;
   /** Web console origins allowed by CORS. */
   consoleOrigins: string[];
+  serviceUrlBase?: string;
 }
 
 export function parseGatewayEnv(env: Record<string, string | undefined>): GatewayConfig {
@@ -129,5 +136,6 @@ export function parseGatewayEnv(env: Record<string, string | undefined>): Gatewa
     logLevel: e.GATEWAY_LOG_LEVEL,
     trustProxy: e.GATEWAY_TRUST_PROXY,
     consoleOrigins: e.GATEWAY_CONSOLE_ORIGINS,
+    ...(e.GATEWAY_SERVICE_URL_BASE ? { serviceUrlBase: e.GATEWAY_SERVICE_URL_BASE } : {}),
   };
 }

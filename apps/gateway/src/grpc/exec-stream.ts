@@ -8,7 +8,6 @@ import { frameError, type SandboxOpsService } from '../sandboxes/sandbox-ops.ser
 import type { SandboxLifecycleService } from '../sandboxes/sandbox-lifecycle.service';
 import type { RunnerStream } from '../runners/runner-client';
 import { invalid } from '../sandboxes/request-parsing';
-import { requirePrimaryContainer } from './target-container';
 
 /** What the WebSocket exec relay chunks stdin into; the runner's credit window counts these. */
 const STDIN_CHUNK_BYTES = 64 * 1024;
@@ -36,9 +35,9 @@ export async function* openExecSession(requests: AsyncIterable<ExecStreamRequest
     throw invalid('the first StreamExec message must be init', [{ field: 'init', rule: 'first_message', description: 'send init before stdin, resize or close' }]);
   }
   const init = first.value.message.value;
-  await requirePrimaryContainer(deps.lifecycle, principal, init.sandboxId, init.container);
   const stream = await deps.ops.openExecStream(principal, init.sandboxId, {
     argv: init.command,
+    ...(init.container ? { container: init.container } : {}),
     env: init.env,
     tty: init.tty,
     ...(init.ttyWidth ? { cols: init.ttyWidth } : {}),

@@ -6,7 +6,6 @@ import type { Principal } from '../auth/token-authenticator';
 import { invalid } from '../sandboxes/request-parsing';
 import type { SandboxLifecycleService } from '../sandboxes/sandbox-lifecycle.service';
 import type { SandboxOpsService } from '../sandboxes/sandbox-ops.service';
-import { requirePrimaryContainer } from './target-container';
 
 export interface LogStreamDeps {
   who(ctx: HandlerContext): Promise<Principal>;
@@ -25,13 +24,13 @@ export async function* streamLogEntries(req: StreamLogsRequest, ctx: HandlerCont
   const resuming = req.resumeLogSessionId !== '' || req.resumeLogOffset > 0n;
   if (resuming) refuseResumeConflicts(req);
   if (req.tailLines < 0) throw invalid('tailLines must be >= 0', [{ field: 'tailLines', rule: 'min', description: '>= 0' }]);
-  await requirePrimaryContainer(deps.lifecycle, principal, req.sandboxId, req.container);
   if (resuming && req.resumeLogSessionId !== '' && req.resumeLogSessionId !== req.sandboxId) {
     yield terminal(req.sandboxId, req.resumeLogOffset, 'SESSION_NOT_FOUND', `log session ${req.resumeLogSessionId} is not this sandbox's (${req.sandboxId})`);
     return;
   }
   const lines = await deps.ops.openLogs(principal, req.sandboxId, {
     follow: req.follow,
+    ...(req.container ? { container: req.container } : {}),
     ...(req.tailLines > 0 ? { tailLines: req.tailLines } : {}),
     ...(req.sinceTime ? { sinceTime: timestampDate(req.sinceTime).toISOString() } : {}),
     ...(resuming ? { fromOffset: Number(req.resumeLogOffset) } : {}),

@@ -80,8 +80,7 @@ export function sandboxServiceImpl({ auth, lifecycle, ops }: SandboxServiceDeps)
     connectSandbox: (_req, ctx) => unimplemented(ctx, 'ConnectSandbox (direct data-plane connections)'),
     async exec(req, ctx) {
       const p = await who(ctx);
-      await requirePrimaryContainer(lifecycle, p, req.sandboxId, req.container);
-      const out = await ops.exec(p, req.sandboxId, { command: req.command, env: req.env, maxOutputBytes: req.maxOutputBytes });
+      const out = await ops.exec(p, req.sandboxId, { command: req.command, env: req.env, maxOutputBytes: req.maxOutputBytes, container: req.container });
       return create(ExecResponseSchema, {
         stdout: Buffer.from(out.stdout, 'base64'),
         stderr: Buffer.from(out.stderr, 'base64'),

@@ -15,9 +15,9 @@ export function primaryContainerOf(spec: unknown): string {
 }
 
 /**
- * The `container` of an exec, file or log call: Paddock's data plane reaches the primary
- * container only, so naming it is accepted and naming another is refused, by name. Empty (the
- * SDKs' default) means the primary and costs no lookup.
+ * The `container` of a file call: files reach the primary container only (exec and logs take any
+ * container of the sandbox, checked by its runner), so naming it is accepted and naming another
+ * is refused, by name. Empty (the SDKs' default) means the primary and costs no lookup.
  */
 export async function requirePrimaryContainer(lifecycle: SandboxLifecycleService, principal: Principal, sandboxId: string, container: string): Promise<void> {
   if (!container) return;

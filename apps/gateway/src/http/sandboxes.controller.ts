@@ -197,6 +197,7 @@ export class SandboxesController {
       tailLines: asInt(q.tailLines, 'tailLines'),
       sinceTime: first(q.sinceTime),
       fromOffset: asInt(q.fromOffset, 'fromOffset'),
+      ...(first(q.container) ? { container: first(q.container) } : {}),
     });
     async function* ndjson(): AsyncGenerator<string> {
       try {

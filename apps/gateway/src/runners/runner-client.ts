@@ -114,7 +114,7 @@ export class RunnerClient {
    * Opens a streamed op (`execStream`, `logs`, streamed `readFile`/`writeFile`): subscribes to the
    * runner's side of the channel first, then sends the request.
    */
-  async openStream<Op extends 'execStream' | 'logs' | 'readFile' | 'writeFile'>(
+  async openStream<Op extends 'execStream' | 'logs' | 'readFile' | 'writeFile' | 'portForward'>(
     runnerId: string,
     op: Op,
     request: Omit<RunnerRpcRequest<Op>, 'streamId'>,

@@ -1,10 +1,10 @@
 import { SANDBOX_STATE_RANK, type Sandbox, type SandboxStateEvent } from '@paddock/contracts';
 import type { RunnerObservation } from './sandbox.repository';
 
-/** The `effective*` echoes of a runner's sandbox status, stored as-is. */
+/** The `effective*` echoes of a runner's sandbox status, and its containers' states, stored as-is. */
 function effectiveOf(sb: Sandbox): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(sb.status)) if (k.startsWith('effective') && v !== undefined) out[k] = v;
+  for (const [k, v] of Object.entries(sb.status)) if ((k.startsWith('effective') || k === 'containerStatuses') && v !== undefined) out[k] = v;
   return Object.keys(out).length ? out : undefined;
 }
 
@@ -32,5 +32,6 @@ export function observationFromEvent(e: SandboxStateEvent): RunnerObservation {
     exitCode: e.exitCode,
     sequence: e.sequence,
     at: new Date(e.at),
+    ...(e.containerStatuses ? { containerStatuses: e.containerStatuses } : {}),
   };
 }

@@ -11,6 +11,7 @@ import { observationFromSandbox } from './observations';
 import { parsePurgeRequest, purgeSandboxes, type PurgeResult } from './purge';
 import { invalid, parseCreateRequest } from './request-parsing';
 import type { SandboxRepository } from './sandbox.repository';
+import { withServiceStatus } from '../services/service-status';
 import { isTerminalRow, toView, type SandboxRow, type SandboxView } from './sandbox-view';
 import { SandboxStateWaiters } from './state-waiters';
 import type { SourceGate } from '../runners/source-gate';
@@ -74,7 +75,14 @@ export class SandboxLifecycleService {
     private readonly polls: LongPolls = { waiters: new SandboxStateWaiters(), recheckMs: 250 },
     /** `controlPlaneAccess.sourceIpAllowlist` of the owning runner; without it, no address is refused. */
     private readonly sources?: SourceGate,
+    /** Where the gateway serves sandboxes' public services (their URLs in `status.services`); unset: no URLs. */
+    private readonly serviceUrlBase?: () => string,
   ) {}
+
+  /** The resource as returned: the row's view, with the URLs of its public services. */
+  private view(row: SandboxRow): SandboxView {
+    return withServiceStatus(toView(row), row, this.serviceUrlBase?.());
+  }
 
   /** Refuses (permission_denied) a caller whose address the owning runner's policy does not allow. */
   async checkSource(principal: Principal, runnerId: string): Promise<void> {
@@ -91,7 +99,7 @@ export class SandboxLifecycleService {
     const req = parseCreateRequest(body, queryRequestId);
     if (req.requestId) {
       const prior = await this.repo.findByRequestId(principal.organizationId, req.requestId);
-      if (prior) return { view: toView(this.sameRequest(prior, req.fingerprint)), created: false };
+      if (prior) return { view: this.view(this.sameRequest(prior, req.fingerprint)), created: false };
     }
     const plan = await this.placement.plan(principal.organizationId, req.spec, callerOf(principal));
     this.refuseUnplaceable(plan, req.spec);
@@ -115,7 +123,7 @@ export class SandboxLifecycleService {
       placement,
       now: this.now(),
     });
-    if (!created) return { view: toView(this.sameRequest(row, req.fingerprint)), created: false };
+    if (!created) return { view: this.view(this.sameRequest(row, req.fingerprint)), created: false };
     return { view: await this.drivePlacement(row, plan, req.spec, principal.organizationId), created: true };
   }
 
@@ -143,7 +151,7 @@ export class SandboxLifecycleService {
         const accepted = await this.repo.acceptPlacement(row.id, runnerId, placement, observationFromSandbox(res.sandbox), this.now());
         this.placement.notePlaced(runnerId);
         this.metrics.creates.inc({ outcome: 'accepted' });
-        return toView(accepted ?? (await this.repo.findAnyById(row.id)) ?? row);
+        return this.view(accepted ?? (await this.repo.findAnyById(row.id)) ?? row);
       } catch (e) {
         const err = e instanceof PaddockError ? e : new PaddockError('internal', e instanceof Error ? e.message : String(e));
         placement.attempts.push({ runnerId, outcome: 'refused', code: err.code, message: err.message });
@@ -158,7 +166,7 @@ export class SandboxLifecycleService {
       // re-send the idempotent create; any copy on another runner gets reaped.
       if (current !== firstAmbiguous) await this.repo.reassign(row.id, current, firstAmbiguous, this.placement.runnerGroupOf(firstAmbiguous), placement, this.now());
       this.metrics.creates.inc({ outcome: 'accepted_uncertain' });
-      return toView((await this.repo.findAnyById(row.id)) ?? row);
+      return this.view((await this.repo.findAnyById(row.id)) ?? row);
     }
     // Every runner refused for certain: nothing was created anywhere, so the row goes too.
     await this.repo.deleteUnacknowledged(row.id);
@@ -212,7 +220,7 @@ export class SandboxLifecycleService {
   }
 
   async get(principal: Principal, id: string): Promise<SandboxView> {
-    return toView(await this.load(principal, id));
+    return this.view(await this.load(principal, id));
   }
 
   /**
@@ -239,7 +247,7 @@ export class SandboxLifecycleService {
       try {
         const row = await this.load(principal, id);
         const left = deadline - Date.now();
-        if (settled(row) || left <= 0) return toView(row);
+        if (settled(row) || left <= 0) return this.view(row);
         await wake.within(Math.min(this.polls.recheckMs, left));
       } finally {
         wake.disarm();
@@ -268,7 +276,7 @@ export class SandboxLifecycleService {
     const page = rows.slice(0, pageSize);
     const last = page[page.length - 1];
     const nextPageToken = rows.length > pageSize && last ? encodePageToken(new Date(last.create_time), last.id) : '';
-    return { sandboxes: page.map(toView), nextPageToken };
+    return { sandboxes: page.map((r) => this.view(r)), nextPageToken };
   }
 
   markLogsDeleted(principal: Principal, id: string): Promise<void> {
@@ -297,7 +305,7 @@ export class SandboxLifecycleService {
       if (allowMissing) return {};
       throw sandboxNotFound();
     }
-    if (isTerminalRow(row)) return { sandbox: toView(row) };
+    if (isTerminalRow(row)) return { sandbox: this.view(row) };
     try {
       const res = await this.runners.call(row.runner_id, 'delete', {
         sandboxId: row.id,
@@ -315,7 +323,7 @@ export class SandboxLifecycleService {
     if (after.state === 'STATE_RUNNING' || after.state === 'STATE_PENDING' || after.state === 'STATE_CREATING') {
       return { sandbox: { ...toView(after), status: { ...toView(after).status, state: 'STATE_TERMINATING' } } };
     }
-    return { sandbox: toView(after) };
+    return { sandbox: this.view(after) };
   }
 }
 

@@ -21,6 +21,8 @@ export interface UnaryExecInput {
   timeoutSeconds?: unknown;
   maxOutputBytes?: unknown;
   stdin?: unknown;
+  /** The container to run in; absent or empty = the primary. */
+  container?: unknown;
 }
 
 export interface UnaryExecOutput {
@@ -43,6 +45,7 @@ export interface LogLine {
 
 export interface ExecStreamInit {
   argv: string[];
+  container?: string;
   env?: Record<string, string>;
   cwd?: string;
   tty?: boolean;
@@ -56,6 +59,13 @@ const stringMap = (v: unknown): v is Record<string, string> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const UNARY_EXEC_CEILING_MS = 300_000;
+
+/** A call's `container` (absent or empty = the primary); the runner refuses a name the sandbox has not got. */
+export function optionalContainer(v: unknown): { container?: string } {
+  if (v === undefined || v === null || v === '') return {};
+  if (typeof v !== 'string') throw invalid('container must be a string', [{ field: 'container', rule: 'type', description: 'a container name' }]);
+  return { container: v };
+}
 
 export function requireAbsolutePath(path: unknown, field = 'path'): string {
   if (typeof path !== 'string' || !path.startsWith('/')) {
@@ -155,6 +165,7 @@ export class SandboxOpsService {
     const timeoutSeconds = typeof body.timeoutSeconds === 'number' && body.timeoutSeconds > 0 ? body.timeoutSeconds : undefined;
     const maxOutputBytes = typeof body.maxOutputBytes === 'number' ? body.maxOutputBytes : 0;
     const stdin = decodeBase64Field(body.stdin, 'stdin');
+    const container = optionalContainer(body.container);
     const res: ExecResponse = await this.onLive(principal, id, (route) => this.runners.call(
       route.runnerId,
       'exec',
@@ -162,6 +173,7 @@ export class SandboxOpsService {
         sandboxId: route.id,
         organizationId: route.organizationId,
         argv,
+        ...container,
         env,
         ...(cwd ? { cwd } : {}),
         ...(timeoutSeconds ? { timeoutSeconds } : {}),
@@ -272,7 +284,7 @@ export class SandboxOpsService {
   async openLogs(
     principal: Principal,
     id: string,
-    q: { follow?: boolean; tailLines?: number; sinceTime?: string; fromOffset?: number },
+    q: { follow?: boolean; tailLines?: number; sinceTime?: string; fromOffset?: number; container?: string },
   ): Promise<AsyncGenerator<LogLine>> {
     const row = await this.lifecycle.load(principal, id);
     if (row.logs_deleted_at) throw logsDeleted(row);
@@ -285,6 +297,7 @@ export class SandboxOpsService {
       sandboxId: row.id,
       organizationId: row.organization_id,
       follow: q.follow ?? false,
+      ...optionalContainer(q.container),
       ...(q.tailLines !== undefined ? { tailLines: q.tailLines } : {}),
       ...(q.sinceTime !== undefined ? { sinceTime: q.sinceTime } : {}),
       ...(q.fromOffset !== undefined ? { fromOffset: q.fromOffset } : {}),
@@ -325,6 +338,7 @@ export class SandboxOpsService {
       sandboxId: route.id,
       organizationId: route.organizationId,
       argv: init.argv,
+      ...optionalContainer(init.container),
       env: init.env ?? {},
       ...(init.cwd ? { cwd: init.cwd } : {}),
       tty: init.tty ?? false,

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { PaddockError, SANDBOX_STATE_RANK, TERMINAL_SANDBOX_STATE_RANK, TERMINAL_SANDBOX_STATES, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
+import { PaddockError, SANDBOX_STATE_RANK, TERMINAL_SANDBOX_STATE_RANK, TERMINAL_SANDBOX_STATES, type ContainerStatusView, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
 import type { GatewayDatabase, PlacementRecord } from '../db/database';
 import type { SandboxRouteCache } from './sandbox-route-cache';
 import type { SandboxChangeListener } from './change-broadcast';
@@ -42,6 +42,8 @@ export interface RunnerObservation {
   sequence: number;
   at: Date;
   effective?: Record<string, unknown>;
+  /** A state event's containers: merged into the stored status echoes (an event carries no other echo). */
+  containerStatuses?: ContainerStatusView[];
 }
 
 export interface ListFilter {
@@ -193,6 +195,9 @@ export class SandboxRepository {
         ...(o.message !== undefined ? { message: o.message } : {}),
         ...(o.exitCode !== undefined ? { exit_code: o.exitCode } : {}),
         ...(o.effective ? { effective: JSON.stringify(o.effective) } : {}),
+        ...(o.containerStatuses && !o.effective
+          ? { effective: sql`COALESCE(effective, '{}'::jsonb) || ${JSON.stringify({ containerStatuses: o.containerStatuses })}::jsonb` }
+          : {}),
         ...(o.state === 'STATE_RUNNING' ? { start_time: sql<Date>`COALESCE(start_time, ${o.at})` } : {}),
         ...(terminal ? { end_time: sql<Date>`COALESCE(end_time, ${o.at})` } : {}),
       })

@@ -1,5 +1,5 @@
-import type { Readable, Writable } from 'node:stream';
-import type { PortProtocol, RunnerCapabilities, SandboxState, SandboxStateReason } from '@paddock/contracts';
+import type { Duplex, Readable, Writable } from 'node:stream';
+import type { ContainerStatusView, PortProtocol, RunnerCapabilities, SandboxState, SandboxStateReason } from '@paddock/contracts';
 
 /**
  * The seam between the runner service (policy, RPC, heartbeats, bookkeeping) and a backend that
@@ -61,7 +61,61 @@ export interface LaunchSpec {
   files: { path: string; content: Buffer }[];
   /** Free-form labels persisted with the sandbox so a restarted runner can adopt it. */
   labels: Record<string, string>;
+  /** The primary container's name (exec, files and logs target it by default). Absent: `main`. */
+  primaryName?: string;
+  /** The primary container's mounts of `volumes`. */
+  volumeMounts?: LaunchVolumeMount[];
+  /** Containers that run beside the primary, sharing its network and volumes; the primary's exit ends them. */
+  sidecars?: LaunchContainer[];
+  /** Containers run to completion, in order, before the primary and sidecars start. */
+  initContainers?: LaunchContainer[];
+  /** Scratch volumes of the sandbox, mounted by name. */
+  volumes?: LaunchVolume[];
+  /** The sandbox becomes RUNNING only once this command succeeds inside the primary container. */
+  startupProbe?: LaunchProbe;
 }
+
+/** A container other than the primary: its own image, command, environment and files. */
+export interface LaunchContainer {
+  name: string;
+  image: string;
+  command: string[];
+  env: Record<string, string>;
+  workingDir?: string;
+  files: { path: string; content: Buffer }[];
+  volumeMounts: LaunchVolumeMount[];
+}
+
+export interface LaunchVolumeMount {
+  volume: string;
+  mountPath: string;
+  readOnly: boolean;
+  /** A directory inside the volume, relative (no `..`); absent = the volume's root. */
+  subPath?: string;
+}
+
+/** A scratch volume: `memory` counts against the sandbox's memory; both are capped at `sizeBytes`. */
+export interface LaunchVolume {
+  name: string;
+  medium: 'disk' | 'memory';
+  sizeBytes: number;
+  /** A registered volume to mount instead of a scratch one. */
+  volumeId?: string;
+  /** A snapshot the scratch volume starts from. */
+  restoreFromSnapshotId?: string;
+}
+
+/** An exec startup probe, in the units of a Kubernetes probe. */
+export interface LaunchProbe {
+  exec: string[];
+  periodSeconds: number;
+  timeoutSeconds: number;
+  failureThreshold: number;
+  initialDelaySeconds: number;
+}
+
+/** One container's state as `status.containerStatuses` reports it. */
+export type ContainerStatus = ContainerStatusView;
 
 /** One resolved egress grant: a CIDR block (minus `except`), on `ports` or every port when empty. */
 export interface EgressCidrRule {
@@ -82,6 +136,8 @@ export interface BackendEvent {
 
 export interface ExecRequest {
   argv: string[];
+  /** The container to run in; absent = the primary. */
+  container?: string;
   env?: Record<string, string>;
   cwd?: string;
   /** Kill the command after this long; the result then says `timedOut`. */
@@ -105,6 +161,8 @@ export interface ExecResult {
 
 export interface ExecStreamRequest {
   argv: string[];
+  /** The container to run in; absent = the primary. */
+  container?: string;
   env?: Record<string, string>;
   cwd?: string;
   tty?: boolean;
@@ -140,6 +198,8 @@ export interface LogChunk {
 }
 
 export interface LogRequest {
+  /** Whose output; absent = the primary container's. */
+  container?: string;
   follow?: boolean;
   tailLines?: number;
   sinceTime?: Date;
@@ -188,6 +248,14 @@ export interface SandboxBackend {
    * one before calling this). Idempotent. Later `logs` calls fail with CWSANDBOX_LOGS_DELETED.
    */
   deleteLogs(sandboxId: string): Promise<void>;
+  /**
+   * One TCP connection to `port` on the sandbox's own loopback, made from inside its network
+   * namespace (so it works whether or not the sandbox has egress). Absent: the backend cannot
+   * relay, and public services are refused at create.
+   */
+  connectPort?(sandboxId: string, port: number): Promise<Duplex>;
+  /** The state of each container of a sandbox with several (init containers first); undefined when it has one. */
+  containerStatuses?(sandboxId: string): ContainerStatus[] | undefined;
   /**
    * Lists what this backend already runs (after a runner restart). The runner then adopts or
    * reaps each one; `reap` kills it and releases every resource (processes, cgroups, files).

@@ -79,6 +79,7 @@ export class RunnerRpcServer {
       writeFile: (b) => streams.writeFile(b),
       logs: (b) => streams.logs(b),
       deleteLogs: (b) => service.deleteLogs(b),
+      portForward: (b) => streams.portForward(b),
       listDir: async (b) => {
         const req = parse(ListDirRequestSchema, b);
         service.requireRunning(req.organizationId, req.sandboxId);

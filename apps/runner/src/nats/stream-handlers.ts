@@ -18,6 +18,7 @@ import type { z } from 'zod';
 import type { SandboxBackend } from '../backend/sandbox-backend';
 import { invalidRequest, runnerErrors, toPaddockError } from '../service/errors';
 import { execFailure, type RunnerLogger, type SandboxService } from '../service/sandbox-service';
+import { openPortForward } from './port-forward';
 import { StreamEndpoint } from './stream-endpoint';
 
 export interface StreamHandlerDeps {
@@ -58,12 +59,17 @@ export class StreamHandlers {
     ep.close();
   }
 
+  portForward(body: unknown): Promise<StreamOpenedResponse> {
+    return openPortForward(this.d, (streamId, credit) => this.open(streamId, credit), body);
+  }
+
   async execStream(body: unknown): Promise<StreamOpenedResponse> {
     const req = parse(ExecStreamRequestSchema, body);
     const rec = this.d.service.requireRunning(req.organizationId, req.sandboxId);
     const proc = await this.d.backend
       .execStream(req.sandboxId, {
         argv: req.argv,
+        ...(req.container ? { container: req.container } : {}),
         env: req.env,
         ...(req.cwd ? { cwd: req.cwd } : {}),
         tty: req.tty,
@@ -134,6 +140,7 @@ export class StreamHandlers {
     ep.onClose = () => abort.abort();
     const chunks = this.d.backend.logs(req.sandboxId, {
       follow: req.follow,
+      ...(req.container ? { container: req.container } : {}),
       ...(req.tailLines !== undefined ? { tailLines: req.tailLines } : {}),
       ...(req.sinceTime !== undefined ? { sinceTime: new Date(req.sinceTime) } : {}),
       ...(req.fromOffset !== undefined ? { fromOffset: req.fromOffset } : {}),

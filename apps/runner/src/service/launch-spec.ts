@@ -2,6 +2,7 @@ import type { ResolvedContainer, ResolvedSandboxSpec, SandboxEffectiveFields, Sa
 import { SandboxEffectiveFieldsSchema, SandboxSpecSchema } from '@paddock/contracts';
 import { z } from 'zod';
 import type { EgressCidrRule, LaunchSpec } from '../backend/sandbox-backend';
+import { podLaunchFields } from './launch-pod';
 
 /** Host-protecting caps the policy has no field for; they come from the runner's configuration. */
 export interface SandboxHostCaps {
@@ -50,23 +51,37 @@ export function effectiveFieldsOf(resolved: ResolvedSandboxSpec): SandboxEffecti
   };
 }
 
-/** CPU and memory the sandbox is capped at (cgroup quota, memory without swap): the primary container's limits. */
+/**
+ * A pod's total of one amount, as a Kubernetes scheduler counts it: the sum over the containers,
+ * or the largest init container's when that is more (init containers run one at a time, before them).
+ */
+function podTotal(resolved: ResolvedSandboxSpec, amount: (c: ResolvedContainer) => number): number {
+  const sum = resolved.containers.reduce((n, c) => n + amount(c), 0);
+  return Math.max(sum, ...resolved.initContainers.map(amount));
+}
+
+/**
+ * CPU and memory the sandbox is capped at (cgroup quota, memory without swap): its containers'
+ * limits together (a lone container's are its own), as the sandbox's one cgroup holds them all.
+ */
 export function limitsOf(resolved: ResolvedSandboxSpec): { cpuMillis: number; memoryBytes: number } {
-  const { limits, requests } = primaryContainerOf(resolved).resources;
+  const limit = (c: ResolvedContainer, k: 'cpuMillis' | 'memoryBytes'): number => (c.resources.limits[k] > 0 ? c.resources.limits[k] : c.resources.requests[k]);
   return {
-    cpuMillis: limits.cpuMillis > 0 ? limits.cpuMillis : requests.cpuMillis,
-    memoryBytes: limits.memoryBytes > 0 ? limits.memoryBytes : requests.memoryBytes,
+    cpuMillis: podTotal(resolved, (c) => limit(c, 'cpuMillis')),
+    memoryBytes: podTotal(resolved, (c) => limit(c, 'memoryBytes')),
   };
 }
 
 /**
- * CPU and memory the sandbox reserves of the runner's capacity: the primary container's requests,
+ * CPU and memory the sandbox reserves of the runner's capacity: its containers' requests together,
  * as a Kubernetes scheduler counts them, so sandboxes with small requests under a larger limit
  * pack densely while each stays capped at its limit.
  */
 export function reservationOf(resolved: ResolvedSandboxSpec): { cpuMillis: number; memoryBytes: number } {
-  const { requests } = primaryContainerOf(resolved).resources;
-  return { cpuMillis: requests.cpuMillis, memoryBytes: requests.memoryBytes };
+  return {
+    cpuMillis: podTotal(resolved, (c) => c.resources.requests.cpuMillis),
+    memoryBytes: podTotal(resolved, (c) => c.resources.requests.memoryBytes),
+  };
 }
 
 /** The main container's GPUs: count and, when asked for, the model. */
@@ -143,6 +158,7 @@ export function toLaunchSpec(input: {
       [RUNNER_ID_LABEL]: input.runnerId,
       [SANDBOX_META_LABEL]: JSON.stringify(input.meta),
     },
+    ...podLaunchFields(resolved, primary, { diskBytes: input.caps.diskBytes, memoryBytes }),
   };
 }
 

@@ -21,6 +21,7 @@ import { z } from 'zod';
 import type { BackendEvent, RecoveredSandbox, SandboxBackend } from '../backend/sandbox-backend';
 import type { PolicyHolder } from '../policy/policy-holder';
 import { invalidRequest, runnerErrors, toPaddockError } from './errors';
+import { checkPod } from './launch-pod';
 import {
   effectiveFieldsOf,
   readSandboxMeta,
@@ -143,6 +144,7 @@ export class SandboxService {
     const decision = this.d.policy.resolve(req.spec, capabilities);
     if (!decision.ok) throw runnerErrors.policyViolation(decision.violations);
     const { resolved } = decision;
+    checkPod(resolved, { portForward: typeof this.d.backend.connectPort === 'function' });
     const typed = SandboxSpecSchema.safeParse(req.spec);
     if (!typed.success) throw invalidRequest(typed.error, 'spec');
     const spec = typed.data;
@@ -238,6 +240,7 @@ export class SandboxService {
     const r = await this.d.backend
       .exec(req.sandboxId, {
         argv: req.argv,
+        ...(req.container ? { container: req.container } : {}),
         env: req.env,
         ...(req.cwd ? { cwd: req.cwd } : {}),
         ...(req.timeoutSeconds ? { timeoutMs: Math.round(req.timeoutSeconds * 1000) } : {}),
@@ -519,7 +522,9 @@ export class SandboxService {
   }
 
   private emit(rec: SandboxRecord): void {
+    const containerStatuses = this.d.backend.containerStatuses?.(rec.sandboxId);
     this.d.publishState({
+      ...(containerStatuses ? { containerStatuses } : {}),
       sandboxId: rec.sandboxId,
       organizationId: rec.organizationId,
       runnerId: this.d.identity.runnerId,
@@ -539,7 +544,9 @@ export class SandboxService {
   }
 
   private view(rec: SandboxRecord): Sandbox {
-    return toSandbox(rec, this.d.identity);
+    const sandbox = toSandbox(rec, this.d.identity);
+    const containerStatuses = this.d.backend.containerStatuses?.(rec.sandboxId);
+    return containerStatuses ? { ...sandbox, status: { ...sandbox.status, containerStatuses } } : sandbox;
   }
 }
 

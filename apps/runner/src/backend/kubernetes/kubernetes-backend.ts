@@ -35,6 +35,7 @@ import {
 } from './sandbox-pod';
 import { parseLs, parseStat } from './file-listing';
 import { KUBERNETES_SPEC_FEATURES } from './spec-features';
+import { podFeaturesUsed } from '../pod-features';
 
 export interface KubernetesBackendOptions {
   runnerId: string;
@@ -302,6 +303,11 @@ export class KubernetesBackend implements SandboxBackend {
   async launch(spec: LaunchSpec): Promise<void> {
     const refused = refusedRuntimeClass(spec, this.podOpts) ?? refusedGpuType(spec, this.podOpts);
     if (refused) throw new PaddockError('failed_precondition', refused, { reason: 'CWSANDBOX_POLICY_VIOLATION' });
+    // The pod this backend builds has one container and no volumes: anything more is refused by name, never dropped.
+    const unsupported = podFeaturesUsed(spec);
+    if (unsupported.length > 0) {
+      throw new PaddockError('failed_precondition', `the Kubernetes backend does not run ${unsupported.join(', ')} yet`, { reason: 'CWSANDBOX_POLICY_VIOLATION' });
+    }
     await this.start();
     const pod = buildSandboxPod(spec, this.podOpts);
     if (spec.files.length > 0 && !this.last.has(spec.sandboxId)) this.pendingFiles.set(spec.sandboxId, { files: spec.files, gated: launchIsGated(spec) });

@@ -87,6 +87,18 @@ function resolvConfArgs(image: ImageSource, net: SandboxNetHandle | undefined): 
 }
 
 /**
+ * Where one container of a sandbox with several finds its own /workspace and /tmp, the volumes
+ * it mounts (bwrap mount arguments, after /workspace and /tmp so a mount inside them works), and
+ * whether it keeps its launcher's network namespace: containers of one sandbox share one.
+ */
+export interface ContainerLayout {
+  workspaceDir?: string;
+  tmpDir?: string;
+  mounts: string[];
+  shareNet: boolean;
+}
+
+/**
  * The full bwrap argv. fd 3 receives bwrap's info (the namespace init's pid), fd 4 carries the
  * seccomp program. Every namespace is new, the user namespace cannot be nested further, no
  * capability is kept, the root is read-only, and /workspace and /tmp are the only writable places
@@ -94,12 +106,19 @@ function resolvConfArgs(image: ImageSource, net: SandboxNetHandle | undefined): 
  * unless the sandbox has an egress link (`net`): its launcher has then already entered the
  * sandbox's namespace, which bwrap keeps. The host's network is never shared.
  */
-export function bwrapArgs(spec: LaunchSpec, image: ImageSource, diskDir: string, net?: SandboxNetHandle): string[] {
+export function bwrapArgs(
+  spec: Pick<LaunchSpec, 'sandboxId' | 'env' | 'command' | 'workingDir'>,
+  image: ImageSource,
+  diskDir: string,
+  net?: SandboxNetHandle,
+  layout?: ContainerLayout,
+): string[] {
   const env = baseEnv(spec);
+  const shareNet = !!net || !!layout?.shareNet;
   return [
     'bwrap',
     '--unshare-all',
-    ...(net ? ['--share-net'] : []),
+    ...(shareNet ? ['--share-net'] : []),
     '--unshare-user',
     ...(image.kind === 'rootfs' && image.user ? ['--uid', String(image.user.uid), '--gid', String(image.user.gid)] : []),
     '--disable-userns',
@@ -118,11 +137,12 @@ export function bwrapArgs(spec: LaunchSpec, image: ImageSource, diskDir: string,
     '--dev',
     '/dev',
     '--bind',
-    join(diskDir, 'workspace'),
+    layout?.workspaceDir ?? join(diskDir, 'workspace'),
     WORKSPACE,
     '--bind',
-    join(diskDir, 'tmp'),
+    layout?.tmpDir ?? join(diskDir, 'tmp'),
     '/tmp',
+    ...(layout?.mounts ?? []),
     '--remount-ro',
     '/',
     '--chdir',

@@ -21,7 +21,7 @@ export async function startExec(
 ): Promise<ExecProcess> {
   const id = randomUUID();
   const [ctl, io, err] = await Promise.all([connectUnix(socketPath), connectUnix(socketPath), connectUnix(socketPath)]);
-  sendLine(ctl, { op: 'exec', role: 'ctl', id, argv: req.argv, env: req.env, cwd: req.cwd, tty: !!req.tty, cols: req.cols, rows: req.rows });
+  sendLine(ctl, { op: 'exec', role: 'ctl', id, argv: req.argv, env: req.env, cwd: req.cwd, tty: !!req.tty, cols: req.cols, rows: req.rows, ...(req.container ? { container: req.container } : {}) });
   sendLine(io, { op: 'attach', role: 'io', id });
   sendLine(err, { op: 'attach', role: 'err', id });
   // A command that fails at once closes its streams before the caller could attach to them.
@@ -36,6 +36,12 @@ export async function startExec(
   if (first.ok === false) {
     for (const s of [ctl, io, err]) s.destroy();
     if (first.errno === 'ENOTRUNNING') throw onNotRunning();
+    if (first.errno === 'ENOCONTAINER') {
+      throw new PaddockError('failed_precondition', String(first.message), {
+        reason: 'CWSANDBOX_INVALID_REQUEST',
+        violations: [{ field: 'container', rule: 'running', description: 'a running container of the sandbox' }],
+      });
+    }
     throw new PaddockError('internal', `exec failed inside the sandbox: ${first.message ?? 'unknown error'}`, {
       reason: 'CWSANDBOX_INTERNAL',
     });
@@ -117,7 +123,7 @@ export async function runExec(
   const cap = req.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   let out!: ReturnType<typeof capture>;
   let errOut!: ReturnType<typeof capture>;
-  const proc = await startExec(socketPath, { argv: req.argv, env: req.env, ...(req.cwd ? { cwd: req.cwd } : {}) }, onNotRunning, (io, err) => {
+  const proc = await startExec(socketPath, { argv: req.argv, env: req.env, ...(req.cwd ? { cwd: req.cwd } : {}), ...(req.container ? { container: req.container } : {}) }, onNotRunning, (io, err) => {
     io.on('error', () => undefined);
     out = capture(io, cap);
     errOut = capture(err, cap);

@@ -8,11 +8,12 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { join, posix } from 'node:path';
-import type { Readable } from 'node:stream';
+import { join } from 'node:path';
+import type { Duplex, Readable } from 'node:stream';
 import { isTerminalSandboxState, PaddockError, type RunnerCapabilities, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
 import type {
   BackendEvent,
+  ContainerStatus,
   ExecProcess,
   ExecRequest,
   ExecResult,
@@ -25,12 +26,15 @@ import type {
   SandboxBackend,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
+import { containerStatusesOf, execEnvFor, podLogFile, primaryNameOf } from './container-status';
+import { buildPod, isPod, LaunchRefused, primaryLayout, sandboxFileToDiskPath, type PodPlanFields } from './containers';
 import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName } from './cgroups';
 import { sandboxNotFound, sandboxNotRunning } from './errors';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
 import { fromOffset, LogCursor, tailLines } from './log-file';
 import { BASE_IMAGE, isSafeId, resolveOptions, type LocalBackendOptions, type ResolvedOptions } from './options';
+import { connectSandboxPort } from './port-relay';
 import { request } from './socket-io';
 import { type EgressGrant } from './net/nft-ruleset';
 import { SandboxNetworks, type SandboxNetHandle } from './net/sandbox-networks';
@@ -45,6 +49,8 @@ import { createImageStore, IMAGE_DIGEST_FILE, imageSourceOf, withImageConfig } f
 import { ImagePullError } from './images/pull-error';
 import type { ImageSource } from './bwrap-args';
 
+export { sandboxFileToDiskPath } from './containers';
+
 /** What the backend remembers about one sandbox (rebuilt from the state directory after a restart). */
 interface SandboxRecord {
   id: string;
@@ -55,6 +61,8 @@ interface SandboxRecord {
   deadline: Date;
   lastSeq: number;
   eventsPos: number;
+  /** The primary's exit code, once an event carried it. */
+  exitCode?: number;
   terminal: Promise<void>;
   resolveTerminal: () => void;
   supervisorPid?: number;
@@ -163,7 +171,8 @@ export class LocalBackend implements SandboxBackend {
       maxGpuCount: 0,
       architectures: [archName()],
       instanceTypes: [],
-      storageMedia: ['STORAGE_MEDIUM_DISK'],
+      // Scratch volumes are size-capped tmpfs mounts: disk and memory alike (both count against memory here).
+      storageMedia: ['STORAGE_MEDIUM_DISK', 'STORAGE_MEDIUM_MEMORY'],
       supportsPrivileged: false,
       // A runner that pulls from registries runs any reference (a pull failure ends the sandbox
       // with its reason); the list then names no image, which the policy engine reads as "any".
@@ -228,7 +237,10 @@ export class LocalBackend implements SandboxBackend {
     const out: BackendEvent = { sandboxId: rec.id, state: ev.state, at: new Date(ev.at * 1000) };
     if (ev.reason) out.reason = ev.reason;
     if (ev.message) out.message = ev.message;
-    if (ev.exitCode !== undefined && ev.exitCode !== null) out.exitCode = ev.exitCode;
+    if (ev.exitCode !== undefined && ev.exitCode !== null) {
+      out.exitCode = ev.exitCode;
+      rec.exitCode = ev.exitCode;
+    }
     this.publish(out);
     if (isTerminalSandboxState(ev.state)) {
       if (rec.poll) clearInterval(rec.poll);
@@ -333,7 +345,12 @@ export class LocalBackend implements SandboxBackend {
     }
     try {
       const net = await this.setupNetwork(spec);
-      const slot = await this.takeWarmSlot(cg, spec.sandboxId);
+      const pod = await this.podOf(rec, spec, net);
+      if (!pod) return;
+      files.push(...pod.files);
+      // A warm slot's launcher waits in the sandbox's cgroups, which the supervisor empties after
+      // each init container: a sandbox with init containers creates its own.
+      const slot = (spec.initContainers?.length ?? 0) > 0 ? undefined : await this.takeWarmSlot(cg, spec.sandboxId);
       const cpuSteady = slot ? cg.applyLimits(spec.sandboxId, spec) : cg.create(spec.sandboxId, spec);
       const plan: SupervisorPlan = {
         sandboxId: spec.sandboxId,
@@ -342,7 +359,7 @@ export class LocalBackend implements SandboxBackend {
         gid: this.o.sandboxGid,
         ...(image.kind === 'rootfs' && image.user ? { innerUid: image.user.uid, innerGid: image.user.gid } : {}),
         bwrapExe: this.o.bwrapPath,
-        bwrap: bwrapArgs(spec, image, join(rec.dir, 'disk'), net),
+        bwrap: bwrapArgs(spec, image, join(rec.dir, 'disk'), net, isPod(spec) ? primaryLayout(spec, pod.primaryMounts) : undefined),
         execEnv: baseEnv(spec),
         execCwd: spec.workingDir || WORKSPACE,
         cgroupProcs: cg.procsFiles(spec.sandboxId),
@@ -359,6 +376,9 @@ export class LocalBackend implements SandboxBackend {
         logCapBytes: this.o.logCapBytes,
         files,
         ...(net ? { netns: net.netnsPath } : {}),
+        // Named even alone, so `container: <its name>` reaches it.
+        ...(spec.primaryName ? { primaryName: spec.primaryName } : {}),
+        ...pod.fields,
       };
       const planPath = join(rec.dir, 'plan.json');
       writeFileSync(planPath, JSON.stringify(plan), { mode: 0o600 });
@@ -374,6 +394,33 @@ export class LocalBackend implements SandboxBackend {
       return;
     }
     this.armBackstop(rec);
+  }
+
+  /**
+   * The plan fields of a sandbox's other containers, volumes and probe; undefined when the launch
+   * was refused (the sandbox has then failed, naming the field).
+   */
+  private async podOf(
+    rec: SandboxRecord,
+    spec: LaunchSpec,
+    net: SandboxNetHandle | undefined,
+  ): Promise<{ fields: PodPlanFields; primaryMounts: string[]; files: SupervisorPlan['files'] } | undefined> {
+    if (!isPod(spec)) return { fields: {}, primaryMounts: [], files: [] };
+    try {
+      return buildPod({
+        spec,
+        sandboxDir: rec.dir,
+        diskDir: join(rec.dir, 'disk'),
+        net,
+        resolveImage: (name) => resolveImage(this.o.imageAliases[name] ?? name, this.o.images),
+        knownImages: () => this.capabilities().images,
+      });
+    } catch (e) {
+      if (!(e instanceof LaunchRefused)) throw e;
+      this.recordEvent(rec, { state: 'STATE_FAILED', reason: e.reason, message: e.message });
+      await this.net.teardown(spec.sandboxId).catch(() => undefined);
+      return undefined;
+    }
   }
 
   /**
@@ -491,22 +538,41 @@ export class LocalBackend implements SandboxBackend {
   async exec(sandboxId: string, req: ExecRequest): Promise<ExecResult> {
     const rec = this.runningRecord(sandboxId);
     requireArgv(req.argv);
-    return runExec(this.socketPath(rec), { ...req, env: { ...this.readPlanEnv(rec), ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state));
+    return runExec(this.socketPath(rec), { ...req, env: { ...this.planEnv(rec, req.container), ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state));
   }
 
   async execStream(sandboxId: string, req: ExecStreamRequest): Promise<ExecProcess> {
     const rec = this.runningRecord(sandboxId);
     requireArgv(req.argv);
-    const plan = this.readPlanEnv(rec);
+    const plan = this.planEnv(rec, req.container);
     return startExec(this.socketPath(rec), { ...req, env: { ...plan, ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state));
   }
 
-  private readPlanEnv(rec: SandboxRecord): Record<string, string> {
+  private readPlan(rec: SandboxRecord): SupervisorPlan | undefined {
     try {
-      return (JSON.parse(readFileSync(join(rec.dir, 'plan.json'), 'utf8')) as SupervisorPlan).execEnv;
+      return JSON.parse(readFileSync(join(rec.dir, 'plan.json'), 'utf8')) as SupervisorPlan;
     } catch {
-      return {};
+      return undefined;
     }
+  }
+
+  /** The environment of an exec in `container` (absent = the primary); an unknown name is refused by field. */
+  private planEnv(rec: SandboxRecord, container: string | undefined): Record<string, string> {
+    const plan = this.readPlan(rec);
+    return plan ? execEnvFor(plan, container) : {};
+  }
+
+  async connectPort(sandboxId: string, port: number): Promise<Duplex> {
+    const rec = this.runningRecord(sandboxId);
+    return connectSandboxPort(this.socketPath(rec), sandboxId, port, () => sandboxNotRunning(sandboxId, rec.state));
+  }
+
+  containerStatuses(sandboxId: string): ContainerStatus[] | undefined {
+    const rec = this.sandboxes.get(sandboxId);
+    const plan = rec ? this.readPlan(rec) : undefined;
+    if (!rec || !plan) return undefined;
+    const state = rec.state === 'STATE_RUNNING' || rec.state === 'STATE_TERMINATING' ? 'running' : isTerminalSandboxState(rec.state) ? 'terminated' : 'waiting';
+    return containerStatusesOf(rec.dir, plan, { name: primaryNameOf(plan), state, ...(rec.exitCode !== undefined ? { exitCode: rec.exitCode } : {}), restartCount: 0 });
   }
 
   private files(id: string): FileClient {
@@ -536,12 +602,13 @@ export class LocalBackend implements SandboxBackend {
 
   async deleteLogs(sandboxId: string): Promise<void> {
     // The supervisor has exited (the sandbox ended): nothing appends to the file any more.
-    rmSync(join(this.record(sandboxId).dir, 'log'), { force: true });
+    const dir = this.record(sandboxId).dir;
+    for (const f of readdirSync(dir)) if (f === 'log' || f.startsWith('log.')) rmSync(join(dir, f), { force: true });
   }
 
   async *logs(sandboxId: string, req: LogRequest): AsyncIterable<LogChunk> {
     const rec = this.record(sandboxId);
-    const cursor = new LogCursor(join(rec.dir, 'log'));
+    const cursor = new LogCursor(podLogFile(rec.dir, req.container ? this.readPlan(rec) : undefined, req.container));
     let chunks = cursor.readNew();
     if (req.fromOffset !== undefined) chunks = fromOffset(chunks, req.fromOffset);
     if (req.sinceTime) {
@@ -753,16 +820,6 @@ function requireArgv(argv: string[]): void {
       violations: [{ field: 'argv', rule: 'min_items', description: 'at least one element' }],
     });
   }
-}
-
-/** `/workspace/a/b` → `workspace/a/b` under the sandbox's disk; anything else is refused. */
-export function sandboxFileToDiskPath(path: string): string | undefined {
-  if (!path.startsWith('/')) return undefined;
-  const norm = posix.normalize(path);
-  for (const top of ['/workspace/', '/tmp/']) {
-    if (norm.startsWith(top) && norm.length > top.length) return norm.slice(1);
-  }
-  return undefined;
 }
 
 function isMountPoint(path: string): boolean {

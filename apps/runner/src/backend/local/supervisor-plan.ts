@@ -46,6 +46,51 @@ export const SupervisorPlanSchema = z.strictObject({
   files: z.array(z.strictObject({ rel: path, b64: z.string(), mode: count.optional() })),
   /** The sandbox's egress network namespace, entered by the launcher before bwrap (absent: loopback only). */
   netns: path.optional(),
+  /** The primary container's name (the `container` of exec, files and logs that means it). */
+  primaryName: z.string().min(1).optional(),
+  /**
+   * Several containers and no egress namespace: the supervisor makes a loopback-only network
+   * namespace that every container's launcher enters, so they reach each other on localhost.
+   */
+  sharedLoopbackNet: z.boolean().optional(),
+  /** Scratch volumes: a tmpfs of `sizeBytes` at `dir` each, with the subdirectories mounts name. */
+  volumes: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1),
+        dir: path,
+        sizeBytes: z.number().int().positive(),
+        subPaths: z.array(path),
+      }),
+    )
+    .optional(),
+  /** Directories (relative to the disk) made for the sandbox user before anything starts: other containers' /workspace and /tmp. */
+  dirs: z.array(path).optional(),
+  /** Run to completion in order before the primary; the first to fail fails the sandbox. */
+  initContainers: z
+    .array(z.strictObject({ name: z.string().min(1), bwrap: z.array(z.string()) }))
+    .optional(),
+  /** Started beside the primary, in the same cgroups and network; killed when the primary ends. */
+  sidecars: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1),
+        bwrap: z.array(z.string()),
+        execEnv: z.record(z.string(), z.string()),
+        execCwd: path,
+      }),
+    )
+    .optional(),
+  /** Run inside the primary until it succeeds; only then is the sandbox RUNNING. */
+  startupProbe: z
+    .strictObject({
+      argv: z.array(z.string()).min(1),
+      periodMs: z.number().int().positive(),
+      timeoutMs: z.number().int().positive(),
+      failureThreshold: z.number().int().positive(),
+      initialDelayMs: count,
+    })
+    .optional(),
 });
 export type SupervisorPlan = z.infer<typeof SupervisorPlanSchema>;
 

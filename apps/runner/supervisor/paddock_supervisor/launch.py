@@ -1,0 +1,45 @@
+"""Starting a container's bwrap: its pipes, and the launcher that drops to the sandbox user and execs it."""
+import ctypes, os, resource, signal
+
+from paddock_supervisor.seccomp import seccomp_program
+from paddock_supervisor.sysutil import high_fd, libc, reset_signals, PR_SET_PDEATHSIG
+
+CLONE_NEWNET = 0x40000000
+
+def launcher_pipes():
+  # bwrap's stdout, stderr, info (child pid) and seccomp program pipes; the program is written now.
+  out_r, out_w = os.pipe()
+  err_r, err_w = os.pipe()
+  info_r, info_w = os.pipe()
+  sc_r, sc_w = os.pipe()
+  os.write(sc_w, seccomp_program())
+  os.close(sc_w)
+  return out_r, out_w, err_r, err_w, info_r, info_w, sc_r
+
+def enter_netns(path):
+  # The sandbox's egress namespace (made by the runner), entered while still root: the sandbox
+  # user could not, and bwrap then keeps it (--share-net). A missing namespace fails the launch.
+  fd = os.open(path, os.O_RDONLY)
+  if libc.setns(fd, CLONE_NEWNET) != 0:
+    e = ctypes.get_errno()
+    raise OSError(e, 'setns net %s: %s' % (path, os.strerror(e)))
+  os.close(fd)
+
+def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent, netns=None):
+  # In the launcher (already in the sandbox's cgroups): stdio and the info/seccomp pipes on 1..4,
+  # nothing else open, the sandbox uid, killed with its supervisor, then bwrap.
+  if netns: enter_netns(netns)
+  resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+  resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+  src = [high_fd(os.open('/dev/null', os.O_RDONLY))] + [high_fd(fd) for fd in fds]
+  for target, fd in enumerate(src): os.dup2(fd, target)
+  os.closerange(5, 1 << 20)
+  os.setgroups([])
+  os.setresgid(gid, gid, gid)
+  os.setresuid(uid, uid, uid)
+  libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+  if os.getppid() != parent: os._exit(1)
+  reset_signals()
+  # No environment at all: bwrap's is what the sandbox's pid 1 shows in /proc/1/environ, and the
+  # sandbox's own processes get theirs from --setenv.
+  os.execve(exe, argv, {})
