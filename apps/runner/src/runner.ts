@@ -176,6 +176,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
       startedAt,
       sentAt: sentAt.toISOString(),
       intervalMs: opts.heartbeatIntervalMs,
+      sandboxUsage: service.sampleUsage(),
     };
   });
   heartbeat.start();

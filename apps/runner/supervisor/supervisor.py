@@ -106,6 +106,8 @@ class Supervisor:
     self.execd = None
     self.parked = None
     self.bwrap_stat = os.stat(plan['bwrapExe'])
+    self.deadline = plan['deadlineMs'] / 1000.0
+    self.paused_at = None
     self.oom_before = self.oom_count()
 
   # ---- events and log ----
@@ -164,6 +166,9 @@ class Supervisor:
 
   def kill_box_and_wait(self, timeout=10.0):
     end = time.time() + timeout
+    if self.paused_at is not None:
+      try: self.set_frozen(False)
+      except OSError: pass
     while time.time() < end:
       if not self.box_pids(): return True
       self.signal_box(signal.SIGKILL)
@@ -295,6 +300,14 @@ class Supervisor:
       try: send_line(conn, {'ok': True})
       except OSError: pass
       conn.close()
+    elif op in ('pause', 'resume'):
+      try:
+        res = self.pause() if op == 'pause' else self.resume()
+      except OSError as e:
+        res = {'ok': False, 'errno': 'EIO', 'message': str(e)}
+      try: send_line(conn, res)
+      except OSError: pass
+      conn.close()
     elif op == 'ping':
       try: send_line(conn, {'ok': True, 'running': self.running, 'exited': self.exit_code is not None})
       except OSError: pass
@@ -314,7 +327,8 @@ class Supervisor:
       conn.close()
 
   def refuse_not_running(self, conns):
-    if self.running and self.exit_code is None and not self.terminating: return False
+    # A frozen sandbox would leave the request hanging: the runner resumes it before sending any.
+    if self.running and self.exit_code is None and not self.terminating and self.paused_at is None: return False
     try: send_line(conns[0], {'ok': False, 'errno': 'ENOTRUNNING', 'message': 'sandbox is not running'})
     except OSError: pass
     for c in conns: c.close()
@@ -408,8 +422,66 @@ class Supervisor:
     self.handlers.add(pid)
     for c in conns: c.close()
 
+  # ---- pause and resume ----
+  # Pausing freezes every process of the sandbox in its cgroup (the v1 freezer controller, or v2's
+  # cgroup.freeze): they keep their memory and resume where they stopped. Paused time does not
+  # count against the lifetime: the deadline moves by the time spent frozen.
+  def freezer(self):
+    for d in self.p['cgroupDirs']:
+      if os.path.exists(os.path.join(d, 'freezer.state')): return ('v1', d)
+      if os.path.exists(os.path.join(d, 'cgroup.freeze')): return ('v2', d)
+    return (None, None)
+
+  def set_frozen(self, frozen, timeout=10.0):
+    kind, d = self.freezer()
+    if kind is None: raise OSError(errno.ENOTSUP, 'no freezer for this sandbox\'s cgroups')
+    if kind == 'v1':
+      want = 'FROZEN' if frozen else 'THAWED'
+      write_file(os.path.join(d, 'freezer.state'), want)
+      end = time.time() + timeout
+      # FREEZING until every task has stopped; writing FROZEN again retries the stragglers.
+      while True:
+        with open(os.path.join(d, 'freezer.state')) as f: state = f.read().strip()
+        if state == want: return
+        if time.time() > end: raise OSError(errno.ETIMEDOUT, 'the freezer stayed %s' % state)
+        if frozen: write_file(os.path.join(d, 'freezer.state'), want)
+        time.sleep(0.001)
+    write_file(os.path.join(d, 'cgroup.freeze'), '1' if frozen else '0')
+    end = time.time() + timeout
+    while True:
+      with open(os.path.join(d, 'cgroup.events')) as f:
+        if ('frozen %d' % (1 if frozen else 0)) in f.read(): return
+      if time.time() > end: raise OSError(errno.ETIMEDOUT, 'the cgroup did not %s' % ('freeze' if frozen else 'thaw'))
+      time.sleep(0.001)
+
+  def pause(self):
+    if self.paused_at is not None: return {'ok': True, 'paused': True}
+    if not self.running or self.exit_code is not None or self.terminating:
+      return {'ok': False, 'errno': 'ENOTRUNNING', 'message': 'sandbox is not running'}
+    self.set_frozen(True)
+    self.paused_at = time.time()
+    with open(os.path.join(self.dir, 'paused-at'), 'w') as f: f.write(repr(self.paused_at))
+    self.emit('STATE_PAUSED')
+    return {'ok': True, 'paused': True, 'deadlineMs': int(self.deadline * 1000)}
+
+  def resume(self):
+    if self.paused_at is None: return {'ok': True, 'paused': False, 'deadlineMs': int(self.deadline * 1000)}
+    self.set_frozen(False)
+    self.deadline += time.time() - self.paused_at
+    self.paused_at = None
+    # The moved deadline outlives this process's memory: a restarted runner adopts it from here.
+    with open(os.path.join(self.dir, 'deadline-ms'), 'w') as f: f.write(str(int(self.deadline * 1000)))
+    try: os.unlink(os.path.join(self.dir, 'paused-at'))
+    except OSError: pass
+    if self.exit_code is None and not self.terminating: self.emit('STATE_RUNNING')
+    return {'ok': True, 'paused': False, 'deadlineMs': int(self.deadline * 1000)}
+
   def request_stop(self, reason, grace):
     if self.exit_code is not None: return
+    # Frozen processes take no signal (not even SIGKILL on the v1 freezer): thaw first.
+    if self.paused_at is not None:
+      try: self.resume()
+      except OSError: pass
     if self.stop_reason is None:
       self.stop_reason = reason
       with open(os.path.join(self.dir, 'stop-reason'), 'w') as f: f.write(reason)
@@ -456,7 +528,6 @@ class Supervisor:
     poller.register(self.info_r, select.POLLIN)
     poller.register(self.pidfd, select.POLLIN)
     poller.register(self.lsock.fileno(), select.POLLIN)
-    deadline = self.p['deadlineMs'] / 1000.0
     started = time.time()
     exited_at = None
     while True:
@@ -468,7 +539,7 @@ class Supervisor:
         timeout = 1 if waited < 0.02 else 5 if waited < 0.5 else 20
       else:
         timeout = 200
-      for t in (self.kill_at, deadline if self.stop_reason is None else None):
+      for t in (self.kill_at, self.deadline if self.stop_reason is None and self.paused_at is None else None):
         if t is not None: timeout = max(0, min(timeout, int((t - now) * 1000) + 1))
       for fd, ev in poller.poll(timeout):
         if fd in fds:
@@ -500,7 +571,7 @@ class Supervisor:
           self.read_header(poller, fd)
       self.check_running()
       now = time.time()
-      if self.stop_reason is None and now >= deadline and self.exit_code is None:
+      if self.stop_reason is None and self.paused_at is None and now >= self.deadline and self.exit_code is None:
         self.request_stop('LIFETIME_EXPIRED', self.p['termGraceMs'] / 1000.0)
       if self.kill_at is not None and now >= self.kill_at and self.exit_code is None:
         self.signal_box(signal.SIGKILL)

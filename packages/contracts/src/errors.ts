@@ -64,6 +64,8 @@ export const ERROR_REASONS = [
   'CWSANDBOX_PROFILE_MISMATCH',
   'CWSANDBOX_IMAGE_NOT_FOUND',
   'CWSANDBOX_INTERNAL',
+  /** The runner's backend cannot do this (e.g. pause on Kubernetes); the violation names it. */
+  'CWSANDBOX_NOT_IMPLEMENTED',
   'PADDOCK_VALIDATION_FAILED',
   'PADDOCK_ETAG_STALE',
   'PADDOCK_ETAG_REQUIRED',

@@ -22,3 +22,5 @@ export * from './published-views';
 export * from './runner-config-file';
 export * from './request-id';
 export * from './labels';
+export * from './sandbox-usage';
+export * from './sandbox-pause';

@@ -3,6 +3,7 @@ import { SandboxStateSchema } from './enums';
 import { ApiErrorBodySchema, type ApiErrorBody } from './errors';
 import { RequestIdSchema } from './request-id';
 import { SandboxSchema } from './sandbox';
+import { PauseSandboxRequestSchema, PauseSandboxResponseSchema, ResumeSandboxRequestSchema } from './sandbox-pause';
 import { SandboxSpecSchema } from './sandbox-spec';
 import type { RunnerRpcOp } from './subjects';
 
@@ -282,6 +283,8 @@ export const RUNNER_RPC_SCHEMAS = {
   remove: { request: RemoveRequestSchema, response: RemoveResponseSchema },
   logs: { request: LogsRequestSchema, response: StreamOpenedResponseSchema },
   deleteLogs: { request: DeleteLogsRequestSchema, response: DeleteLogsResponseSchema },
+  pause: { request: PauseSandboxRequestSchema, response: PauseSandboxResponseSchema },
+  resume: { request: ResumeSandboxRequestSchema, response: PauseSandboxResponseSchema },
 } as const satisfies Record<RunnerRpcOp, { request: z.ZodType; response: z.ZodType }>;
 
 export type RunnerRpcRequest<Op extends RunnerRpcOp> = z.input<(typeof RUNNER_RPC_SCHEMAS)[Op]['request']>;

@@ -76,6 +76,8 @@ export const RUNNER_RPC_OPS = [
   'remove',
   'logs',
   'deleteLogs',
+  'pause',
+  'resume',
 ] as const;
 export type RunnerRpcOp = (typeof RUNNER_RPC_OPS)[number];
 

@@ -147,6 +147,13 @@ export interface LogRequest {
   signal?: AbortSignal;
 }
 
+/** A sample of what a sandbox uses, as its cgroups count it. */
+export interface CgroupUsage {
+  /** CPU time consumed since the sandbox started, in nanoseconds. */
+  cpuNanos: number;
+  memoryBytes: number;
+}
+
 /** What a backend found already running when the runner (re)started. */
 export interface RecoveredSandbox {
   sandboxId: string;
@@ -194,6 +201,16 @@ export interface SandboxBackend {
    */
   recover(): Promise<RecoveredSandbox[]>;
   reap(sandboxId: string, reason: SandboxStateReason): Promise<void>;
+  /**
+   * Freezes a RUNNING sandbox (its processes keep their memory) and resolves once the backend has
+   * reported STATE_PAUSED; paused time does not count against its lifetime. Absent: the backend
+   * cannot pause, and the runner refuses `pause` naming that capability.
+   */
+  pause?(sandboxId: string): Promise<void>;
+  /** Thaws a PAUSED sandbox; resolves once the backend has reported STATE_RUNNING again. */
+  resume?(sandboxId: string): Promise<void>;
+  /** Cumulative CPU time and current memory of a live sandbox, or undefined when unknown. */
+  usage?(sandboxId: string): CgroupUsage | undefined;
   /**
    * Why the backend cannot fully serve right now (e.g. its watch of the cluster is down and being
    * retried), or undefined when it can. The runner reports it as DEGRADED health in its heartbeat.

@@ -8,7 +8,10 @@ import {
   isPaddockError,
   isTerminalSandboxState,
   ListSandboxesRequestSchema,
-  type PaddockError,
+  PaddockError,
+  PauseSandboxRequestSchema,
+  ResumeSandboxRequestSchema,
+  type SandboxUsageMap,
   SandboxSpecSchema,
   type DeleteSandboxResponse,
   type ExecResponse,
@@ -21,6 +24,8 @@ import { z } from 'zod';
 import type { BackendEvent, RecoveredSandbox, SandboxBackend } from '../backend/sandbox-backend';
 import type { PolicyHolder } from '../policy/policy-holder';
 import { invalidRequest, runnerErrors, toPaddockError } from './errors';
+import { IdleTracker } from './idle-tracker';
+import { UsageSampler } from './usage-sampler';
 import {
   effectiveFieldsOf,
   readSandboxMeta,
@@ -33,6 +38,7 @@ import {
 import {
   applyStateChange,
   canonicalJson,
+  heldCpuMillis,
   holdsCapacity,
   nextSequence,
   toSandbox,
@@ -73,6 +79,8 @@ export interface SandboxServiceDeps {
   publishState: (evt: SandboxStateEvent) => void;
   clock: Clock;
   log: RunnerLogger;
+  /** How often idle sandboxes are looked for (the policy's `lifecycle.idleTimeoutSeconds`); default 1 s. */
+  idleSweepMs?: number;
 }
 
 /** What `recover()` did with each sandbox found running at startup. */
@@ -115,10 +123,18 @@ export class SandboxService {
   private readonly records = new Map<string, SandboxRecord>();
   private readonly lifetimeTimers = new Map<string, NodeJS.Timeout>();
   private readonly d: SandboxServiceDeps;
+  private readonly idle: IdleTracker;
+  private readonly idleSweep: NodeJS.Timeout;
+  private readonly usage = new UsageSampler();
+  /** Pause and resume of one sandbox run one at a time (a resume waits for a pause in flight). */
+  private readonly freezeOps = new Map<string, Promise<unknown>>();
 
   constructor(deps: SandboxServiceDeps) {
     this.d = deps;
     deps.backend.onEvent((e) => this.onBackendEvent(e));
+    this.idle = new IdleTracker(() => deps.clock.now());
+    this.idleSweep = setInterval(() => this.pauseIdle(), deps.idleSweepMs ?? 1000);
+    this.idleSweep.unref();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -178,6 +194,7 @@ export class SandboxService {
     this.records.set(rec.sandboxId, rec);
     this.emit(rec);
     this.armLifetime(rec);
+    this.idle.track(rec.sandboxId, this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0);
     const launch = toLaunchSpec({
       sandboxId: rec.sandboxId,
       organizationId: rec.organizationId,
@@ -234,7 +251,7 @@ export class SandboxService {
 
   async exec(body: unknown): Promise<ExecResponse> {
     const req = parse(ExecRequestSchema, body);
-    const rec = this.requireRunning(req.organizationId, req.sandboxId);
+    const rec = await this.ensureRunning(req.organizationId, req.sandboxId);
     const r = await this.d.backend
       .exec(req.sandboxId, {
         argv: req.argv,
@@ -267,6 +284,111 @@ export class SandboxService {
     await this.d.backend.deleteLogs(rec.sandboxId);
     this.records.set(rec.sandboxId, { ...rec, logsDeleted: true });
     return {};
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // pause and resume
+  // -------------------------------------------------------------------------------------------
+
+  /** Freezes a RUNNING sandbox; a PAUSED one is returned as it is. */
+  async pause(body: unknown): Promise<Sandbox> {
+    const req = parse(PauseSandboxRequestSchema, body);
+    return this.view(await this.freeze(this.find(req.organizationId, req.sandboxId).sandboxId, 'PAUSED_BY_USER'));
+  }
+
+  /** Thaws a PAUSED sandbox; a RUNNING one is returned as it is. */
+  async resume(body: unknown): Promise<Sandbox> {
+    const req = parse(ResumeSandboxRequestSchema, body);
+    const rec = this.find(req.organizationId, req.sandboxId);
+    this.idle.touch(rec.sandboxId);
+    return this.view(await this.thaw(rec.sandboxId));
+  }
+
+  /**
+   * What exec, file and log calls go through: traffic for the idle timeout, and a PAUSED sandbox
+   * is resumed first (clients treat PAUSED as ready). Then as `requireRunning`.
+   */
+  async ensureRunning(organizationId: string, sandboxId: string): Promise<SandboxRecord> {
+    const rec = this.find(organizationId, sandboxId);
+    this.idle.touch(sandboxId);
+    if (rec.state === 'STATE_PAUSED' || this.freezeOps.has(sandboxId)) await this.thaw(sandboxId);
+    return this.requireRunning(organizationId, sandboxId);
+  }
+
+  /** A log read: traffic, and a paused sandbox resumes (its output continues where it stopped). */
+  async touchForLogs(organizationId: string, sandboxId: string): Promise<SandboxRecord> {
+    const rec = this.find(organizationId, sandboxId);
+    this.idle.touch(sandboxId);
+    if (rec.state === 'STATE_PAUSED') await this.thaw(sandboxId);
+    return this.find(organizationId, sandboxId);
+  }
+
+  private serialize(sandboxId: string, op: () => Promise<SandboxRecord>): Promise<SandboxRecord> {
+    const before = this.freezeOps.get(sandboxId) ?? Promise.resolve();
+    const run = before.catch(() => undefined).then(op);
+    const tail = run.finally(() => {
+      if (this.freezeOps.get(sandboxId) === tail) this.freezeOps.delete(sandboxId);
+    });
+    this.freezeOps.set(sandboxId, tail);
+    return run;
+  }
+
+  private freeze(sandboxId: string, reason: 'PAUSED_BY_USER' | 'IDLE_TIMEOUT'): Promise<SandboxRecord> {
+    return this.serialize(sandboxId, async () => {
+      const rec = this.mustGet(sandboxId);
+      if (rec.state === 'STATE_PAUSED') return rec;
+      const pause = this.d.backend.pause?.bind(this.d.backend);
+      if (!pause) throw cannotPause(this.d.backend.kind);
+      this.requireRunning(rec.organizationId, sandboxId);
+      await pause(sandboxId);
+      // The backend reported STATE_PAUSED before resolving; this only fills in why.
+      this.transition(sandboxId, { state: 'STATE_PAUSED', reason, at: this.d.clock.now() });
+      const after = this.mustGet(sandboxId);
+      if (after.state === 'STATE_PAUSED' && after.stateReason !== reason) this.records.set(sandboxId, { ...after, stateReason: reason });
+      this.d.log.info('Paused sandbox', { sandboxId, reason });
+      return this.mustGet(sandboxId);
+    });
+  }
+
+  private thaw(sandboxId: string): Promise<SandboxRecord> {
+    return this.serialize(sandboxId, async () => {
+      const rec = this.mustGet(sandboxId);
+      if (rec.state !== 'STATE_PAUSED') return rec;
+      const resume = this.d.backend.resume?.bind(this.d.backend);
+      if (!resume) throw cannotPause(this.d.backend.kind);
+      // Its CPU request was released while paused: it must fit again.
+      const free = this.capacity().cpuMillisFree;
+      if (rec.allocation.cpuMillis > free) throw runnerErrors.atCapacity(`resuming needs ${rec.allocation.cpuMillis}m CPU, ${free}m free`);
+      await resume(sandboxId);
+      this.transition(sandboxId, { state: 'STATE_RUNNING', at: this.d.clock.now() });
+      return this.mustGet(sandboxId);
+    });
+  }
+
+  /** Pauses every RUNNING sandbox idle past its policy's timeout. */
+  private pauseIdle(): void {
+    for (const id of this.idle.due()) {
+      const rec = this.records.get(id);
+      if (!rec || isTerminalSandboxState(rec.state)) {
+        this.idle.forget(id);
+        continue;
+      }
+      // Idle again only after another full timeout (a failed pause is retried then, not at once).
+      this.idle.touch(id);
+      if (rec.state !== 'STATE_RUNNING' || this.freezeOps.has(id)) continue;
+      this.freeze(id, 'IDLE_TIMEOUT').catch((e: unknown) => this.d.log.warn('Idle pause failed', { sandboxId: id, error: String(e) }));
+    }
+  }
+
+  /**
+   * Samples every live sandbox's cgroups (once per heartbeat) and returns what each uses; the
+   * same figures show as `status.resourceUsage` here and, through the heartbeat, on the gateway.
+   */
+  sampleUsage(): SandboxUsageMap {
+    const read = this.d.backend.usage?.bind(this.d.backend);
+    if (!read) return {};
+    const live = [...this.records.values()].filter((r) => r.state === 'STATE_RUNNING' || r.state === 'STATE_PAUSED').map((r) => r.sandboxId);
+    return this.usage.sample(live, read, this.d.clock.now());
   }
 
   /** Throws unless the sandbox exists for this organization and is RUNNING (exec, files, streams). */
@@ -343,13 +465,17 @@ export class SandboxService {
       requestFingerprint: meta.requestFingerprint,
       state: r.state,
       createTime: new Date(meta.createTime),
-      ...(r.state === 'STATE_RUNNING' || r.state === 'STATE_TERMINATING' ? { startTime: r.startedAt } : {}),
+      ...(r.state === 'STATE_RUNNING' || r.state === 'STATE_TERMINATING' || r.state === 'STATE_PAUSED' ? { startTime: r.startedAt } : {}),
+      // The backend's deadline of a paused sandbox already leaves out the time paused so far.
+      ...(r.state === 'STATE_PAUSED' ? { pausedAt: now, stateReason: 'PAUSED_BY_USER' as const } : {}),
       sequence: nextSequence(0, now),
       allocation: { cpuMillis: meta.cpuMillis, memoryBytes: meta.memoryBytes },
       deadline: r.deadline,
     };
     this.records.set(rec.sandboxId, rec);
-    this.armLifetime(rec);
+    if (rec.state !== 'STATE_PAUSED') this.armLifetime(rec);
+    // Adopted sandboxes take the idle timeout of the policy in force now (launches do not record it).
+    this.idle.track(rec.sandboxId, this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0);
     // Re-announce the current state: a gateway that missed events while the runner was down
     // converges on it (the clock-derived sequence is newer than anything sent before).
     this.emit(rec);
@@ -415,7 +541,7 @@ export class SandboxService {
     let running = 0;
     for (const rec of this.records.values()) {
       if (!holdsCapacity(rec)) continue;
-      cpu += rec.allocation.cpuMillis;
+      cpu += heldCpuMillis(rec);
       mem += rec.allocation.memoryBytes;
       running++;
     }
@@ -454,6 +580,7 @@ export class SandboxService {
 
   /** Clears timers. Sandboxes keep running: the next runner process adopts them. */
   close(): void {
+    clearInterval(this.idleSweep);
     for (const t of this.lifetimeTimers.values()) clearTimeout(t);
     this.lifetimeTimers.clear();
   }
@@ -485,7 +612,15 @@ export class SandboxService {
     const next = applyStateChange(rec, change);
     if (!next) return;
     this.records.set(sandboxId, next);
-    if (isTerminalSandboxState(next.state)) this.disarmLifetime(sandboxId);
+    if (isTerminalSandboxState(next.state)) {
+      this.disarmLifetime(sandboxId);
+      this.idle.forget(sandboxId);
+    } else if (next.state === 'STATE_PAUSED') {
+      // Paused time does not count against the lifetime: the timer is re-armed on resume.
+      this.disarmLifetime(sandboxId);
+    } else if (rec.state === 'STATE_PAUSED') {
+      this.armLifetime(next);
+    }
     this.emit(next);
   }
 
@@ -504,7 +639,7 @@ export class SandboxService {
     // setTimeout caps at 2^31-1 ms (~24.8 days); a longer lifetime re-arms when the timer fires.
     const t = setTimeout(() => {
       const cur = this.records.get(rec.sandboxId);
-      if (!cur || isTerminalSandboxState(cur.state)) return;
+      if (!cur || isTerminalSandboxState(cur.state) || cur.state === 'STATE_PAUSED') return;
       if (cur.deadline.getTime() > this.d.clock.now().getTime()) return this.armLifetime(cur);
       this.stop(rec.sandboxId, 0, 'LIFETIME_EXPIRED');
     }, Math.min(ms, 2 ** 31 - 1));
@@ -539,7 +674,17 @@ export class SandboxService {
   }
 
   private view(rec: SandboxRecord): Sandbox {
-    return toSandbox(rec, this.d.identity);
+    const sb = toSandbox(rec, this.d.identity);
+    const usage = isTerminalSandboxState(rec.state) ? undefined : this.usage.get(rec.sandboxId);
+    return usage ? { ...sb, status: { ...sb.status, resourceUsage: usage } } : sb;
   }
+}
+
+/** A backend without pause (Kubernetes: a pod cannot be frozen through the API) refuses it by name. */
+function cannotPause(kind: string): PaddockError {
+  return new PaddockError('failed_precondition', `the ${kind} backend cannot pause sandboxes`, {
+    reason: 'CWSANDBOX_NOT_IMPLEMENTED',
+    violations: [{ field: 'pause', rule: 'runner_capability', description: `pause and resume are not supported by the ${kind} backend` }],
+  });
 }
 

@@ -23,6 +23,7 @@ import type {
   LogRequest,
   RecoveredSandbox,
   SandboxBackend,
+  CgroupUsage,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
 import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName } from './cgroups';
@@ -39,6 +40,8 @@ import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
 import type { SupervisorPlan } from './supervisor-plan';
 import { installSupervisor, SUPERVISOR_ENTRY } from './supervisor-files';
 import { WarmSlots, type WarmSlot } from './warm-slots';
+import { freezeSandbox, movedDeadlineMs, pausedAtMs, thawSandbox } from './freezer';
+import { readCgroupUsage } from './usage';
 
 /** What the backend remembers about one sandbox (rebuilt from the state directory after a restart). */
 interface SandboxRecord {
@@ -393,6 +396,7 @@ export class LocalBackend implements SandboxBackend {
    * sandbox is still not terminal well past its deadline, the runner kills it itself.
    */
   private armBackstop(rec: SandboxRecord): void {
+    if (rec.state === 'STATE_PAUSED') return;
     const due = rec.deadline.getTime() + this.o.lifetimeGraceMs + 3000 - Date.now();
     rec.backstop = setTimeout(() => {
       if (!isTerminalSandboxState(rec.state)) void this.reap(rec.id, 'LIFETIME_EXPIRED').catch(() => undefined);
@@ -487,6 +491,32 @@ export class LocalBackend implements SandboxBackend {
     return this.files(sandboxId).remove(path, recursive);
   }
 
+  async pause(sandboxId: string): Promise<void> {
+    const rec = this.record(sandboxId);
+    if (rec.state === 'STATE_PAUSED') return;
+    this.runningRecord(sandboxId);
+    await freezeSandbox(this.socketPath(rec), sandboxId);
+    // The supervisor no longer counts the lifetime; neither does the runner's backstop.
+    if (rec.backstop) clearTimeout(rec.backstop);
+    this.catchUp(rec);
+  }
+
+  async resume(sandboxId: string): Promise<void> {
+    const rec = this.record(sandboxId);
+    if (rec.state !== 'STATE_PAUSED') return;
+    const r = await thawSandbox(this.socketPath(rec), sandboxId);
+    if (r.deadlineMs !== undefined) rec.deadline = new Date(r.deadlineMs);
+    this.catchUp(rec);
+    if (rec.backstop) clearTimeout(rec.backstop);
+    this.armBackstop(rec);
+  }
+
+  usage(sandboxId: string): CgroupUsage | undefined {
+    const rec = this.sandboxes.get(sandboxId);
+    if (!rec || isTerminalSandboxState(rec.state) || !this.cgroups) return undefined;
+    return readCgroupUsage(this.cgroups, sandboxId);
+  }
+
   async deleteLogs(sandboxId: string): Promise<void> {
     // The supervisor has exited (the sandbox ended): nothing appends to the file any more.
     rmSync(join(this.record(sandboxId).dir, 'log'), { force: true });
@@ -540,8 +570,11 @@ export class LocalBackend implements SandboxBackend {
         await this.cleanupResources(id);
         continue;
       }
-      const rec = this.newRecord(id, meta.labels, new Date(meta.startedAt), new Date(meta.deadline));
+      const rec = this.newRecord(id, meta.labels, new Date(meta.startedAt), new Date(movedDeadlineMs(dir) ?? meta.deadline));
       this.catchUp(rec);
+      // Paused: the lifetime has not run since the pause, so what is left of it starts again now.
+      const pausedAt = rec.state === 'STATE_PAUSED' ? pausedAtMs(dir) : undefined;
+      if (pausedAt !== undefined) rec.deadline = new Date(rec.deadline.getTime() + Math.max(0, Date.now() - pausedAt));
       const pid = readPid(join(dir, 'supervisor.pid'));
       rec.supervisorPid = pid;
       const supervisorAlive = pid !== undefined && isOurSupervisor(pid, this.scriptPath());
