@@ -116,7 +116,14 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     new SourceGate(registry, policies),
   );
   const events = new StateEventsConsumer(nc, repo, metrics, log);
-  const ops = new SandboxOpsService(lifecycle, runners, config.rpcTimeoutMs, routes, (runnerId) => registry.isFresh(runnerId));
+  const ops = new SandboxOpsService(
+    lifecycle,
+    runners,
+    config.rpcTimeoutMs,
+    routes,
+    (runnerId) => registry.isFresh(runnerId),
+    (runnerId, sandboxId) => registry.get(runnerId)?.heartbeat.sandboxUsage?.[sandboxId],
+  );
   const auth = new TokenAuthenticator(db, config.authCacheMs);
   const heartbeats = new HeartbeatListener(nc, registry, log);
   const reconciler = new Reconciler(

@@ -302,7 +302,7 @@ class Supervisor:
       conn.close()
     elif op in ('pause', 'resume'):
       try:
-        res = self.pause() if op == 'pause' else self.resume()
+        res = self.pause(req.get('reason')) if op == 'pause' else self.resume()
       except OSError as e:
         res = {'ok': False, 'errno': 'EIO', 'message': str(e)}
       try: send_line(conn, res)
@@ -454,14 +454,14 @@ class Supervisor:
       if time.time() > end: raise OSError(errno.ETIMEDOUT, 'the cgroup did not %s' % ('freeze' if frozen else 'thaw'))
       time.sleep(0.001)
 
-  def pause(self):
+  def pause(self, reason=None):
     if self.paused_at is not None: return {'ok': True, 'paused': True}
     if not self.running or self.exit_code is not None or self.terminating:
       return {'ok': False, 'errno': 'ENOTRUNNING', 'message': 'sandbox is not running'}
     self.set_frozen(True)
     self.paused_at = time.time()
     with open(os.path.join(self.dir, 'paused-at'), 'w') as f: f.write(repr(self.paused_at))
-    self.emit('STATE_PAUSED')
+    self.emit('STATE_PAUSED', reason)
     return {'ok': True, 'paused': True, 'deadlineMs': int(self.deadline * 1000)}
 
   def resume(self):

@@ -35,7 +35,8 @@ export interface WaitOptions {
 }
 
 /** States that end `wait()`: started (or already ended, or going away). */
-const STARTED_STATES: ReadonlySet<string> = new Set(['STATE_RUNNING', 'STATE_COMPLETED', 'STATE_FAILED', 'STATE_TERMINATING']);
+// PAUSED counts as started: the product's clients treat it as ready (any call resumes it).
+const STARTED_STATES: ReadonlySet<string> = new Set(['STATE_RUNNING', 'STATE_PAUSED', 'STATE_COMPLETED', 'STATE_FAILED', 'STATE_TERMINATING']);
 
 /** Ends that are someone's decision, not a failure: `waitUntilComplete` raises them only on request. */
 const TERMINATION_REASONS: ReadonlySet<string> = new Set(['STOPPED_BY_USER', 'LIFETIME_EXPIRED']);
@@ -199,6 +200,22 @@ export class Sandbox {
    */
   async deleteLogs(): Promise<void> {
     await this.client.json('DELETE', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}/logs`, { idempotent: true });
+  }
+
+  /**
+   * Freezes the sandbox (`STATE_PAUSED`): its processes keep their memory, its lifetime stops and
+   * its CPU goes back to the runner. Any exec, file or log call, or `resume()`, resumes it.
+   * Idempotent. A runner whose backend cannot pause refuses with `CWSANDBOX_NOT_IMPLEMENTED`.
+   */
+  async pause(): Promise<SandboxResource> {
+    this.resource = await this.client.json<SandboxResource>('POST', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}:pause`, { body: {}, idempotent: true });
+    return this.resource;
+  }
+
+  /** Resumes a paused sandbox where it stopped (`STATE_RUNNING`). Idempotent. */
+  async resume(): Promise<SandboxResource> {
+    this.resource = await this.client.json<SandboxResource>('POST', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}:resume`, { body: {}, idempotent: true });
+    return this.resource;
   }
 
   /** Re-reads the sandbox from the gateway. */

@@ -113,7 +113,7 @@ export class SandboxesController {
     const { id, verb } = splitVerb(idVerb);
     switch (verb) {
       case null:
-        return this.lifecycle.get(p, id);
+        return this.ops.get(p, id);
       case 'readFile':
         return { content: (await this.ops.readFile(p, id, first(q.path))).toString('base64') };
       case 'listDir':
@@ -129,7 +129,10 @@ export class SandboxesController {
 
   @Post('sandboxes/:idVerb')
   @HttpCode(200)
-  @ApiOperation({ summary: '`{id}:exec` (unary), `{id}:writeFile` ({path, content base64}), `{id}:remove` ({path, recursive}).' })
+  @ApiOperation({
+    summary:
+      '`{id}:exec` (unary), `{id}:writeFile` ({path, content base64}), `{id}:remove` ({path, recursive}), `{id}:pause` and `{id}:resume` (STATE_PAUSED: frozen, lifetime stopped; any exec, file or log call resumes it).',
+  })
   @ApiBody({ schema: { type: 'object' } })
   async postVerb(@CurrentPrincipal() p: Principal, @Param('idVerb') idVerb: string, @Body() body: unknown) {
     const { id, verb } = splitVerb(idVerb);
@@ -145,8 +148,11 @@ export class SandboxesController {
       }
       case 'remove':
         return this.ops.remove(p, id, b.path, b.recursive === true);
+      case 'pause':
+      case 'resume':
+        return this.ops.setPaused(p, id, verb === 'pause');
       case null:
-        throw new PaddockError('not_found', 'POST needs a method: {id}:exec, :writeFile or :remove');
+        throw new PaddockError('not_found', 'POST needs a method: {id}:exec, :writeFile, :remove, :pause or :resume');
       default:
         throw unknownVerb(verb);
     }

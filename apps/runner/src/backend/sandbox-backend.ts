@@ -206,7 +206,7 @@ export interface SandboxBackend {
    * reported STATE_PAUSED; paused time does not count against its lifetime. Absent: the backend
    * cannot pause, and the runner refuses `pause` naming that capability.
    */
-  pause?(sandboxId: string): Promise<void>;
+  pause?(sandboxId: string, reason: SandboxStateReason): Promise<void>;
   /** Thaws a PAUSED sandbox; resolves once the backend has reported STATE_RUNNING again. */
   resume?(sandboxId: string): Promise<void>;
   /** Cumulative CPU time and current memory of a live sandbox, or undefined when unknown. */

@@ -340,11 +340,9 @@ export class SandboxService {
       const pause = this.d.backend.pause?.bind(this.d.backend);
       if (!pause) throw cannotPause(this.d.backend.kind);
       this.requireRunning(rec.organizationId, sandboxId);
-      await pause(sandboxId);
-      // The backend reported STATE_PAUSED before resolving; this only fills in why.
+      await pause(sandboxId, reason);
+      // The backend reported STATE_PAUSED (with the reason) before resolving; this covers one that did not.
       this.transition(sandboxId, { state: 'STATE_PAUSED', reason, at: this.d.clock.now() });
-      const after = this.mustGet(sandboxId);
-      if (after.state === 'STATE_PAUSED' && after.stateReason !== reason) this.records.set(sandboxId, { ...after, stateReason: reason });
       this.d.log.info('Paused sandbox', { sandboxId, reason });
       return this.mustGet(sandboxId);
     });

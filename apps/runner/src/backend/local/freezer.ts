@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PaddockError } from '@paddock/contracts';
+import { PaddockError, type SandboxStateReason } from '@paddock/contracts';
 import { request } from './socket-io';
 
 /**
@@ -17,8 +17,8 @@ export interface FreezeReply {
   deadlineMs?: number;
 }
 
-async function call(socketPath: string, sandboxId: string, op: 'pause' | 'resume'): Promise<FreezeReply> {
-  const r = await request(socketPath, { op });
+async function call(socketPath: string, sandboxId: string, op: 'pause' | 'resume', reason?: SandboxStateReason): Promise<FreezeReply> {
+  const r = await request(socketPath, { op, ...(reason ? { reason } : {}) });
   if (r.ok !== true) {
     if (r.errno === 'ENOTRUNNING') {
       throw new PaddockError('failed_precondition', `sandbox ${sandboxId} is not running: it cannot ${op}`, {
@@ -31,7 +31,7 @@ async function call(socketPath: string, sandboxId: string, op: 'pause' | 'resume
   return typeof r.deadlineMs === 'number' ? { deadlineMs: r.deadlineMs } : {};
 }
 
-export const freezeSandbox = (socketPath: string, sandboxId: string): Promise<FreezeReply> => call(socketPath, sandboxId, 'pause');
+export const freezeSandbox = (socketPath: string, sandboxId: string, reason: SandboxStateReason): Promise<FreezeReply> => call(socketPath, sandboxId, 'pause', reason);
 export const thawSandbox = (socketPath: string, sandboxId: string): Promise<FreezeReply> => call(socketPath, sandboxId, 'resume');
 
 function readNumber(file: string): number | undefined {

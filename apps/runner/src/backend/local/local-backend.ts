@@ -491,11 +491,11 @@ export class LocalBackend implements SandboxBackend {
     return this.files(sandboxId).remove(path, recursive);
   }
 
-  async pause(sandboxId: string): Promise<void> {
+  async pause(sandboxId: string, reason: SandboxStateReason = 'PAUSED_BY_USER'): Promise<void> {
     const rec = this.record(sandboxId);
     if (rec.state === 'STATE_PAUSED') return;
     this.runningRecord(sandboxId);
-    await freezeSandbox(this.socketPath(rec), sandboxId);
+    await freezeSandbox(this.socketPath(rec), sandboxId, reason);
     // The supervisor no longer counts the lifetime; neither does the runner's backstop.
     if (rec.backstop) clearTimeout(rec.backstop);
     this.catchUp(rec);
