@@ -326,11 +326,17 @@ export class SandboxService {
   private serialize(sandboxId: string, op: () => Promise<SandboxRecord>): Promise<SandboxRecord> {
     const before = this.freezeOps.get(sandboxId) ?? Promise.resolve();
     const run = before.catch(() => undefined).then(op);
-    const tail = run.finally(() => {
-      if (this.freezeOps.get(sandboxId) === tail) this.freezeOps.delete(sandboxId);
-    });
+    // The queue's own link never rejects: the caller of `run` sees the failure.
+    const tail: Promise<void> = run.then(
+      () => this.dequeue(sandboxId, tail),
+      () => this.dequeue(sandboxId, tail),
+    );
     this.freezeOps.set(sandboxId, tail);
     return run;
+  }
+
+  private dequeue(sandboxId: string, tail: Promise<void>): void {
+    if (this.freezeOps.get(sandboxId) === tail) this.freezeOps.delete(sandboxId);
   }
 
   private freeze(sandboxId: string, reason: 'PAUSED_BY_USER' | 'IDLE_TIMEOUT'): Promise<SandboxRecord> {
