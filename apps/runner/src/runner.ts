@@ -10,6 +10,7 @@ import { RunnerRpcServer } from './nats/rpc-server';
 import { StreamHandlers } from './nats/stream-handlers';
 import { PolicyHolder } from './policy/policy-holder';
 import type { SandboxHostCaps } from './service/launch-spec';
+import type { SnapshotStore } from './snapshots/snapshot-store';
 import {
   SandboxService,
   type Clock,
@@ -35,6 +36,8 @@ export interface RunnerOptions {
   log?: RunnerLogger;
   /** Period of the config file's stat fallback. */
   configPollMs?: number;
+  /** The file-system snapshot store; none = snapshots refused by name. */
+  snapshotStore?: SnapshotStore;
 }
 
 export interface RunningRunner {
@@ -143,6 +146,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     publishState,
     clock,
     log,
+    ...(opts.snapshotStore ? { snapshotStore: opts.snapshotStore } : {}),
   });
   const recovery = await service.recover();
 

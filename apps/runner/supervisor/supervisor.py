@@ -21,7 +21,7 @@
 # Log framing: each record is a 16-byte header `<u32 length, u8 stream (0 out, 1 err), 3 pad,
 # f64 unix seconds>` followed by `length` bytes. Offsets exposed to clients count payload bytes only.
 
-import os, sys, json, socket, select, signal, struct, time, errno, ctypes, base64, resource, fcntl, termios
+import os, sys, json, socket, select, signal, struct, time, errno, ctypes, base64, resource, fcntl, termios, tarfile
 
 from paddock_supervisor import plan as plan_schema
 from paddock_supervisor.execd import execd_main
@@ -108,6 +108,7 @@ class Supervisor:
     self.bwrap_stat = os.stat(plan['bwrapExe'])
     self.deadline = plan['deadlineMs'] / 1000.0
     self.paused_at = None
+    self.held_until = None
     self.oom_before = self.oom_count()
 
   # ---- events and log ----
@@ -191,6 +192,7 @@ class Supervisor:
       os.mkdir(d)
       os.chown(d, p['uid'], p['gid'])
       os.chmod(d, mode)
+    if p.get('restoreArchive'): self.restore(p['restoreArchive'])
     for f in p['files']:
       target = os.path.join(self.disk, f['rel'])
       parent = os.path.dirname(target)
@@ -207,6 +209,49 @@ class Supervisor:
     except FileNotFoundError: pass
     self.lsock = listen_unix(self.dir, 'sup.sock')
     self.lsock.setblocking(False)
+
+  def restore(self, archive):
+    # A file-system snapshot into the fresh disk, before anything runs: every file, directory,
+    # symlink and mode as captured, owned by this sandbox's uid. The archive holds what a sandbox
+    # wrote, so each member is checked before it is written: nothing may land, or be written
+    # through a link, outside the disk. (Debian's Python 3.11.2 has no tarfile extraction filters.)
+    disk = os.path.realpath(self.disk)
+    uid, gid = self.p['uid'], self.p['gid']
+    def inside(path):
+      return os.path.commonpath([os.path.realpath(path), disk]) == disk
+    dirs = []
+    try:
+      with tarfile.open(archive, 'r:') as tf:
+        for m in tf:
+          name = os.path.normpath(m.name)
+          if name == '.' and m.isdir():
+            dirs.append((disk, m)); continue
+          if os.path.isabs(name) or name == '..' or name.startswith('../'):
+            raise tarfile.TarError('%s: outside the disk' % m.name)
+          if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
+            raise tarfile.TarError('%s: only files, directories and links are restored' % m.name)
+          target = os.path.join(disk, name)
+          if not inside(os.path.dirname(target)):
+            raise tarfile.TarError('%s: its directory leads outside the disk' % m.name)
+          if m.islnk() and not (inside(os.path.join(disk, m.linkname)) and os.path.isfile(os.path.join(disk, m.linkname))):
+            raise tarfile.TarError('%s: hard link outside the disk' % m.name)
+          if os.path.lexists(target) and not (m.isdir() and os.path.isdir(target) and not os.path.islink(target)):
+            if os.path.isdir(target) and not os.path.islink(target): raise tarfile.TarError('%s: replaces a directory' % m.name)
+            os.unlink(target)
+          m.uid, m.gid, m.uname, m.gname = uid, gid, '', ''
+          if m.isdir():
+            os.makedirs(target, exist_ok=True)
+            dirs.append((target, m))
+          else:
+            tf.extract(m, disk, set_attrs=not m.issym(), numeric_owner=True)
+            if m.issym(): os.lchown(target, uid, gid)
+        # Directories last, deepest first: their modes may forbid the writes that filled them.
+        for target, m in sorted(dirs, key=lambda d: d[0], reverse=True):
+          os.chown(target, uid, gid)
+          os.chmod(target, m.mode & 0o7777)
+          os.utime(target, (m.mtime, m.mtime))
+    except (OSError, tarfile.TarError) as e:
+      raise OSError(errno.EIO, 'CWSANDBOX_FSS_RESTORE_FAILED: %s' % e)
 
   def spawn(self):
     p = self.p
@@ -303,6 +348,14 @@ class Supervisor:
     elif op in ('pause', 'resume'):
       try:
         res = self.pause(req.get('reason')) if op == 'pause' else self.resume()
+      except OSError as e:
+        res = {'ok': False, 'errno': 'EIO', 'message': str(e)}
+      try: send_line(conn, res)
+      except OSError: pass
+      conn.close()
+    elif op in ('hold', 'release'):
+      try:
+        res = self.hold(float(req.get('seconds') or 60)) if op == 'hold' else self.release()
       except OSError as e:
         res = {'ok': False, 'errno': 'EIO', 'message': str(e)}
       try: send_line(conn, res)
@@ -476,8 +529,27 @@ class Supervisor:
     if self.exit_code is None and not self.terminating: self.emit('STATE_RUNNING')
     return {'ok': True, 'paused': False, 'deadlineMs': int(self.deadline * 1000)}
 
+  # A hold freezes the sandbox for a moment without pausing it (no state change, the lifetime
+  # runs on): a snapshot reads its disk meanwhile, so what it captures is consistent. A hold that
+  # is never released (its runner died) ends on its own after `seconds`.
+  def hold(self, seconds):
+    if not self.running or self.exit_code is not None or self.terminating:
+      return {'ok': False, 'errno': 'ENOTRUNNING', 'message': 'sandbox is not running'}
+    if self.paused_at is None and self.held_until is None: self.set_frozen(True)
+    self.held_until = time.time() + seconds
+    return {'ok': True}
+
+  def release(self):
+    if self.held_until is not None:
+      self.held_until = None
+      if self.paused_at is None: self.set_frozen(False)
+    return {'ok': True}
+
   def request_stop(self, reason, grace):
     if self.exit_code is not None: return
+    if self.held_until is not None:
+      try: self.release()
+      except OSError: pass
     # Frozen processes take no signal (not even SIGKILL on the v1 freezer): thaw first.
     if self.paused_at is not None:
       try: self.resume()
@@ -571,6 +643,9 @@ class Supervisor:
           self.read_header(poller, fd)
       self.check_running()
       now = time.time()
+      if self.held_until is not None and now >= self.held_until:
+        try: self.release()
+        except OSError: pass
       if self.stop_reason is None and self.paused_at is None and now >= self.deadline and self.exit_code is None:
         self.request_stop('LIFETIME_EXPIRED', self.p['termGraceMs'] / 1000.0)
       if self.kill_at is not None and now >= self.kill_at and self.exit_code is None:

@@ -64,6 +64,15 @@ export const ERROR_REASONS = [
   'CWSANDBOX_PROFILE_MISMATCH',
   'CWSANDBOX_IMAGE_NOT_FOUND',
   'CWSANDBOX_INTERNAL',
+  /** File-system snapshot reasons (the product's `CWSANDBOX_FSS_*` list, those Paddock raises). */
+  'CWSANDBOX_FSS_NOT_FOUND',
+  'CWSANDBOX_FSS_NOT_READY',
+  'CWSANDBOX_FSS_NOT_SUPPORTED',
+  'CWSANDBOX_FSS_SIZE_EXCEEDED',
+  'CWSANDBOX_FSS_CREATE_FAILED',
+  'CWSANDBOX_FSS_CREATE_TIMED_OUT',
+  'CWSANDBOX_FSS_RESTORE_FAILED',
+  'CWSANDBOX_VOLUME_NOT_SNAPSHOTTABLE',
   /** The runner's backend cannot do this (e.g. pause on Kubernetes); the violation names it. */
   'CWSANDBOX_NOT_IMPLEMENTED',
   'PADDOCK_VALIDATION_FAILED',

@@ -24,3 +24,4 @@ export * from './request-id';
 export * from './labels';
 export * from './sandbox-usage';
 export * from './sandbox-pause';
+export * from './fs-snapshot';

@@ -47,6 +47,8 @@ export const RUNNER_HOST_SETTINGS_ENV = [
   'PADDOCK_HEARTBEAT_INTERVAL_MS',
   'PADDOCK_STREAM_IDLE_TIMEOUT_MS',
   'PADDOCK_IMAGE_ALIASES',
+  /** The file-system snapshot store shared by the runners of one machine. */
+  'PADDOCK_SNAPSHOT_STORE_DIR',
   /** The runner's log level and format (JSON lines unless `pretty`). */
   'LOG_LEVEL',
   'LOG_FORMAT',

@@ -78,6 +78,8 @@ export const RUNNER_RPC_OPS = [
   'deleteLogs',
   'pause',
   'resume',
+  'snapshot',
+  'deleteSnapshot',
 ] as const;
 export type RunnerRpcOp = (typeof RUNNER_RPC_OPS)[number];
 

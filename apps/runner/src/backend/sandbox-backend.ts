@@ -59,6 +59,11 @@ export interface LaunchSpec {
   gpuType?: string;
   /** Files written into the sandbox before the main process starts. */
   files: { path: string; content: Buffer }[];
+  /**
+   * A file-system snapshot (a tar archive on this machine) to restore onto the sandbox's disk
+   * before it starts. Only a backend that can snapshot (`snapshotDisk`) receives one.
+   */
+  restoreArchive?: string;
   /** Free-form labels persisted with the sandbox so a restarted runner can adopt it. */
   labels: Record<string, string>;
 }
@@ -209,6 +214,11 @@ export interface SandboxBackend {
   pause?(sandboxId: string, reason: SandboxStateReason): Promise<void>;
   /** Thaws a PAUSED sandbox; resolves once the backend has reported STATE_RUNNING again. */
   resume?(sandboxId: string): Promise<void>;
+  /**
+   * Captures a live sandbox's writable disk as a tar stream handed to `write`, with the sandbox
+   * frozen meanwhile (consistency). Absent: the backend cannot snapshot (refused by name).
+   */
+  snapshotDisk?(sandboxId: string, write: (archive: Readable) => Promise<void>): Promise<{ frozenMs: number }>;
   /** Cumulative CPU time and current memory of a live sandbox, or undefined when unknown. */
   usage?(sandboxId: string): CgroupUsage | undefined;
   /**

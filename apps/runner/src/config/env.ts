@@ -78,6 +78,11 @@ export const RunnerEnvSchema = z.object({
   PADDOCK_RUNNER_CONFIG: z.string().min(1).optional(),
   /** Where the local backend keeps per-sandbox state (cgroup names, labels, logs) across restarts. */
   PADDOCK_RUNNER_STATE_DIR: z.string().min(1).default('/var/lib/paddock-runner'),
+  /**
+   * The file-system snapshot store on this machine, shared by its runners (a snapshot taken on one
+   * restores on any other pointing at the same directory). Root-only.
+   */
+  PADDOCK_SNAPSHOT_STORE_DIR: z.string().min(1).default('/var/lib/paddock-runner/snapshots'),
   PADDOCK_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
   /** Capacity offered to sandboxes; defaults to the whole host. */
   PADDOCK_CAPACITY_CPU_MILLIS: z.coerce.number().int().positive().default(availableParallelism() * 1000),

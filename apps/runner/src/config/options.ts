@@ -1,4 +1,5 @@
 import { createBackend } from '../backend/create-backend';
+import { LocalSnapshotStore } from '../snapshots/local-store';
 import type { RunnerOptions } from '../runner';
 import type { RunnerLogger } from '../service/sandbox-service';
 import type { RunnerEnv } from './env';
@@ -57,6 +58,7 @@ export async function optionsFromEnv(env: RunnerEnv, log: RunnerLogger): Promise
       openFilesMax: env.PADDOCK_SANDBOX_OPEN_FILES_MAX,
     },
     streamIdleTimeoutMs: env.PADDOCK_STREAM_IDLE_TIMEOUT_MS,
+    snapshotStore: new LocalSnapshotStore(env.PADDOCK_SNAPSHOT_STORE_DIR),
     log,
   };
 }

@@ -81,6 +81,8 @@ export class RunnerRpcServer {
       deleteLogs: (b) => service.deleteLogs(b),
       pause: async (b) => ({ sandbox: await service.pause(b) }),
       resume: async (b) => ({ sandbox: await service.resume(b) }),
+      snapshot: (b) => service.snapshot(b),
+      deleteSnapshot: (b) => service.deleteSnapshot(b),
       listDir: async (b) => {
         const req = parse(ListDirRequestSchema, b);
         await service.ensureRunning(req.organizationId, req.sandboxId);

@@ -12,6 +12,7 @@ import {
   PauseSandboxRequestSchema,
   ResumeSandboxRequestSchema,
   type SandboxUsageMap,
+  type SnapshotSandboxResponse,
   SandboxSpecSchema,
   type DeleteSandboxResponse,
   type ExecResponse,
@@ -26,6 +27,8 @@ import type { PolicyHolder } from '../policy/policy-holder';
 import { invalidRequest, runnerErrors, toPaddockError } from './errors';
 import { IdleTracker } from './idle-tracker';
 import { UsageSampler } from './usage-sampler';
+import { RunnerSnapshots } from './snapshots';
+import type { SnapshotStore } from '../snapshots/snapshot-store';
 import {
   effectiveFieldsOf,
   readSandboxMeta,
@@ -81,6 +84,8 @@ export interface SandboxServiceDeps {
   log: RunnerLogger;
   /** How often idle sandboxes are looked for (the policy's `lifecycle.idleTimeoutSeconds`); default 1 s. */
   idleSweepMs?: number;
+  /** Where file-system snapshots go (shared by the runners of this machine); none = snapshots refused. */
+  snapshotStore?: SnapshotStore;
 }
 
 /** What `recover()` did with each sandbox found running at startup. */
@@ -126,6 +131,7 @@ export class SandboxService {
   private readonly idle: IdleTracker;
   private readonly idleSweep: NodeJS.Timeout;
   private readonly usage = new UsageSampler();
+  private readonly snapshots: RunnerSnapshots;
   /** Pause and resume of one sandbox run one at a time (a resume waits for a pause in flight). */
   private readonly freezeOps = new Map<string, Promise<unknown>>();
 
@@ -133,6 +139,7 @@ export class SandboxService {
     this.d = deps;
     deps.backend.onEvent((e) => this.onBackendEvent(e));
     this.idle = new IdleTracker(() => deps.clock.now());
+    this.snapshots = new RunnerSnapshots(deps.backend, deps.snapshotStore);
     this.idleSweep = setInterval(() => this.pauseIdle(), deps.idleSweepMs ?? 1000);
     this.idleSweep.unref();
   }
@@ -205,12 +212,14 @@ export class SandboxService {
       meta,
     });
     try {
-      await this.d.backend.launch(launch);
+      const restoreArchive = await this.snapshots.restoreArchiveFor(rec.organizationId, spec, '/tmp');
+      await this.d.backend.launch(restoreArchive ? { ...launch, restoreArchive } : launch);
     } catch (e) {
+      const err = toPaddockError(e);
       this.transition(rec.sandboxId, {
         state: 'STATE_FAILED',
         reason: 'FAILED_TO_START',
-        message: toPaddockError(e).message,
+        message: err.reason?.startsWith('CWSANDBOX_FSS_') ? `${err.reason}: ${err.message}` : err.message,
         at: this.d.clock.now(),
       });
     }
@@ -367,6 +376,28 @@ export class SandboxService {
       this.transition(sandboxId, { state: 'STATE_RUNNING', at: this.d.clock.now() });
       return this.mustGet(sandboxId);
     });
+  }
+
+  /**
+   * Captures a live (RUNNING or PAUSED) sandbox's disk into the snapshot store. One at a time
+   * with its pause and resume, which would otherwise thaw it mid-capture.
+   */
+  async snapshot(body: unknown): Promise<SnapshotSandboxResponse> {
+    const req = parse(GetSandboxRequestSchema, body);
+    const rec = this.find(req.organizationId, req.sandboxId);
+    if (rec.state !== 'STATE_PAUSED') this.requireRunning(req.organizationId, req.sandboxId);
+    this.idle.touch(rec.sandboxId);
+    let out: SnapshotSandboxResponse | undefined;
+    await this.serialize(rec.sandboxId, async () => {
+      out = await this.snapshots.capture(body, rec.spec, rec.sandboxId);
+      this.d.log.info('Captured file-system snapshot', { sandboxId: rec.sandboxId, sizeBytes: out.sizeBytes, frozenMs: Math.round(out.frozenMs) });
+      return this.mustGet(rec.sandboxId);
+    });
+    return out as SnapshotSandboxResponse;
+  }
+
+  deleteSnapshot(body: unknown): Promise<{ deleted: boolean }> {
+    return this.snapshots.delete(body);
   }
 
   /** Pauses every RUNNING sandbox idle past its policy's timeout. */

@@ -42,6 +42,7 @@ import { installSupervisor, SUPERVISOR_ENTRY } from './supervisor-files';
 import { WarmSlots, type WarmSlot } from './warm-slots';
 import { freezeSandbox, movedDeadlineMs, pausedAtMs, thawSandbox } from './freezer';
 import { readCgroupUsage } from './usage';
+import { captureDisk } from './disk-snapshot';
 
 /** What the backend remembers about one sandbox (rebuilt from the state directory after a restart). */
 interface SandboxRecord {
@@ -319,6 +320,7 @@ export class LocalBackend implements SandboxBackend {
         logCapBytes: this.o.logCapBytes,
         files,
         ...(net ? { netns: net.netnsPath } : {}),
+        ...(spec.restoreArchive ? { restoreArchive: spec.restoreArchive } : {}),
       };
       const planPath = join(rec.dir, 'plan.json');
       writeFileSync(planPath, JSON.stringify(plan), { mode: 0o600 });
@@ -509,6 +511,12 @@ export class LocalBackend implements SandboxBackend {
     this.catchUp(rec);
     if (rec.backstop) clearTimeout(rec.backstop);
     this.armBackstop(rec);
+  }
+
+  async snapshotDisk(sandboxId: string, write: (archive: Readable) => Promise<void>): Promise<{ frozenMs: number }> {
+    const rec = this.record(sandboxId);
+    if (rec.state !== 'STATE_PAUSED') this.runningRecord(sandboxId);
+    return captureDisk(this.socketPath(rec), sandboxId, join(rec.dir, 'disk'), write);
   }
 
   usage(sandboxId: string): CgroupUsage | undefined {
