@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PaddockClient, Sandbox } from '@paddock/sdk';
+import { FileSystemSnapshots, PaddockClient, Sandbox } from '@paddock/sdk';
 import { IMAGE, useCluster } from './support/cluster';
 import { http } from './support/infra';
 
@@ -128,6 +128,23 @@ describe('gateway: file-system snapshots', () => {
     expect(missingOk.status).toBe(200);
     expect(missingOk.json).toEqual({});
   }, 300_000);
+
+  it('the SDK snapshots, restores and stops with a snapshot', async () => {
+    const sb = await start('r-snap-a');
+    await sb.writeFile('/workspace/note.txt', 'from the sdk');
+    const snap = await sb.snapshot({ requestId: 'sdk-1' });
+    expect(snap).toMatchObject({ state: 'SNAPSHOT_STATE_READY', sourceSandboxId: sb.sandboxId });
+    expect((await FileSystemSnapshots.list({ client: client(), sourceSandboxId: sb.sandboxId })).map((s) => s.fileSystemSnapshotId)).toEqual([snap.fileSystemSnapshotId]);
+    await sb.writeFile('/workspace/note.txt', 'changed after');
+    const [onStop] = await sb.stopWithSnapshot();
+    const restored = await Sandbox.create({ containers: [{ image: IMAGE, command: ['sleep', '1000'] }] }, { client: client(), runnerIds: ['r-snap-b'], fileSystemSnapshotId: snap.fileSystemSnapshotId });
+    await restored.wait();
+    expect((await restored.readFile('/workspace/note.txt')).toString()).toBe('from the sdk');
+    await restored.stop();
+    expect((await FileSystemSnapshots.waitReady(onStop as string, { client: client() })).trigger).toBe('SNAPSHOT_TRIGGER_ON_DELETE');
+    await FileSystemSnapshots.delete(snap.fileSystemSnapshotId, { client: client() });
+    await FileSystemSnapshots.delete(snap.fileSystemSnapshotId, { client: client(), missingOk: true });
+  }, 120_000);
 
   it('refuses restores of unknown snapshots and snapshots of unknown volumes, naming the field', async () => {
     const c = cluster();
