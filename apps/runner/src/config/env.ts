@@ -80,9 +80,10 @@ export const RunnerEnvSchema = z.object({
   PADDOCK_RUNNER_STATE_DIR: z.string().min(1).default('/var/lib/paddock-runner'),
   /**
    * The file-system snapshot store on this machine, shared by its runners (a snapshot taken on one
-   * restores on any other pointing at the same directory). Root-only.
+   * restores on any other pointing at the same directory). Root-only. Default: `snapshots` in
+   * the state directory, which the runners of one machine share by default.
    */
-  PADDOCK_SNAPSHOT_STORE_DIR: z.string().min(1).default('/var/lib/paddock-runner/snapshots'),
+  PADDOCK_SNAPSHOT_STORE_DIR: z.string().min(1).optional(),
   PADDOCK_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
   /** Capacity offered to sandboxes; defaults to the whole host. */
   PADDOCK_CAPACITY_CPU_MILLIS: z.coerce.number().int().positive().default(availableParallelism() * 1000),

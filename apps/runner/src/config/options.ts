@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { createBackend } from '../backend/create-backend';
 import { LocalSnapshotStore } from '../snapshots/local-store';
 import type { RunnerOptions } from '../runner';
@@ -58,7 +59,7 @@ export async function optionsFromEnv(env: RunnerEnv, log: RunnerLogger): Promise
       openFilesMax: env.PADDOCK_SANDBOX_OPEN_FILES_MAX,
     },
     streamIdleTimeoutMs: env.PADDOCK_STREAM_IDLE_TIMEOUT_MS,
-    snapshotStore: new LocalSnapshotStore(env.PADDOCK_SNAPSHOT_STORE_DIR),
+    snapshotStore: new LocalSnapshotStore(env.PADDOCK_SNAPSHOT_STORE_DIR ?? join(env.PADDOCK_RUNNER_STATE_DIR, 'snapshots')),
     log,
   };
 }
