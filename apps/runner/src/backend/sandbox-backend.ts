@@ -152,6 +152,9 @@ export interface LogRequest {
   signal?: AbortSignal;
 }
 
+/** Where a disk capture goes: a file on this machine, or a consumer of the archive stream. */
+export type DiskArchiveSink = { file: string } | { write: (archive: Readable) => Promise<void> };
+
 /** A sample of what a sandbox uses, as its cgroups count it. */
 export interface CgroupUsage {
   /** CPU time consumed since the sandbox started, in nanoseconds. */
@@ -215,10 +218,11 @@ export interface SandboxBackend {
   /** Thaws a PAUSED sandbox; resolves once the backend has reported STATE_RUNNING again. */
   resume?(sandboxId: string): Promise<void>;
   /**
-   * Captures a live sandbox's writable disk as a tar stream handed to `write`, with the sandbox
-   * frozen meanwhile (consistency). Absent: the backend cannot snapshot (refused by name).
+   * Captures a live sandbox's writable disk as a tar archive, with the sandbox frozen meanwhile
+   * (consistency): straight into a local file, or as a stream handed to `write` (a remote
+   * store). Absent: the backend cannot snapshot (refused by name).
    */
-  snapshotDisk?(sandboxId: string, write: (archive: Readable) => Promise<void>): Promise<{ frozenMs: number }>;
+  snapshotDisk?(sandboxId: string, out: DiskArchiveSink): Promise<{ frozenMs: number }>;
   /** Cumulative CPU time and current memory of a live sandbox, or undefined when unknown. */
   usage?(sandboxId: string): CgroupUsage | undefined;
   /**

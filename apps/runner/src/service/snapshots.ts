@@ -33,17 +33,24 @@ export class RunnerSnapshots {
     const snapshotDisk = this.backend.snapshotDisk?.bind(this.backend);
     if (!store || !snapshotDisk) throw notSupported(`the ${this.backend.kind} backend does not take file-system snapshots`, 'scratchVolumeName');
     let sizeBytes = 0;
+    const meta = { v: 1 as const, snapshotId: req.snapshotId, organizationId: req.organizationId, sourceSandboxId, volumeName: req.volumeName, format: 'tar' as const, createdAt: new Date().toISOString() };
+    const staged = await store.stage?.(req.organizationId, req.snapshotId);
     try {
-      const { frozenMs } = await snapshotDisk(sourceSandboxId, async (archive) => {
-        const meta = await store.put(
-          { v: 1, snapshotId: req.snapshotId, organizationId: req.organizationId, sourceSandboxId, volumeName: req.volumeName, format: 'tar', createdAt: new Date().toISOString() },
-          archive,
-          req.maxBytes,
-        );
-        sizeBytes = meta.sizeBytes;
-      });
+      const { frozenMs } = await snapshotDisk(
+        sourceSandboxId,
+        staged
+          ? { file: staged.path }
+          : {
+              write: async (archive) => {
+                sizeBytes = (await store.put(meta, archive, req.maxBytes)).sizeBytes;
+              },
+            },
+      );
+      // Committed after the sandbox thawed: the rename and the size check need no frozen time.
+      if (staged) sizeBytes = (await staged.commit(meta, req.maxBytes)).sizeBytes;
       return { sizeBytes, frozenMs, completeTime: new Date().toISOString(), objectBucket: store.bucket };
     } catch (e) {
+      await staged?.abort();
       if (e instanceof SnapshotTooLargeError) {
         throw new PaddockError('resource_exhausted', `the snapshot of ${sourceSandboxId} is over its limit of ${e.limit} bytes`, {
           reason: 'CWSANDBOX_FSS_SIZE_EXCEEDED',

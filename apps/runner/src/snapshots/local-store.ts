@@ -1,11 +1,11 @@
 import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
 import { SnapshotObjectMetaSchema, type SnapshotObjectMeta } from '@paddock/contracts';
-import { SnapshotTooLargeError, type SnapshotStore } from './snapshot-store';
+import { SnapshotTooLargeError, type SnapshotStore, type StagedSnapshot } from './snapshot-store';
 
 const SAFE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -47,15 +47,38 @@ export class LocalSnapshotStore implements SnapshotStore {
     });
     try {
       await pipeline(archive, counter, createWriteStream(tmp, { mode: 0o600 }));
-      const full: SnapshotObjectMeta = { ...meta, sizeBytes: size };
-      await rename(tmp, p.tar);
-      await writeFile(`${p.meta}.partial`, JSON.stringify(full), { mode: 0o600 });
-      await rename(`${p.meta}.partial`, p.meta);
-      return full;
+      return await this.publish(tmp, { ...meta, sizeBytes: size });
     } catch (e) {
       await rm(tmp, { force: true });
       throw e;
     }
+  }
+
+  async stage(organizationId: string, snapshotId: string): Promise<StagedSnapshot> {
+    const p = this.paths(organizationId, snapshotId);
+    await mkdir(p.dir, { recursive: true, mode: 0o700 });
+    const tmp = `${p.tar}.${randomUUID()}.partial`;
+    return {
+      path: tmp,
+      commit: async (meta, maxBytes) => {
+        const size = (await stat(tmp)).size;
+        if (size > maxBytes) {
+          await rm(tmp, { force: true });
+          throw new SnapshotTooLargeError(maxBytes);
+        }
+        return this.publish(tmp, { ...meta, sizeBytes: size });
+      },
+      abort: () => rm(tmp, { force: true }),
+    };
+  }
+
+  /** Renames a complete archive into place, then its metadata (what makes it visible). */
+  private async publish(tmp: string, meta: SnapshotObjectMeta): Promise<SnapshotObjectMeta> {
+    const p = this.paths(meta.organizationId, meta.snapshotId);
+    await rename(tmp, p.tar);
+    await writeFile(`${p.meta}.partial`, JSON.stringify(meta), { mode: 0o600 });
+    await rename(`${p.meta}.partial`, p.meta);
+    return meta;
   }
 
   async head(organizationId: string, snapshotId: string): Promise<SnapshotObjectMeta | undefined> {

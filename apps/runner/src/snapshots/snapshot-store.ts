@@ -15,6 +15,11 @@ export interface SnapshotStore {
    * if it rejects (the source failed, `maxBytes` was passed) nothing is left behind.
    */
   put(meta: Omit<SnapshotObjectMeta, 'sizeBytes'>, archive: Readable, maxBytes: number): Promise<SnapshotObjectMeta>;
+  /**
+   * A local file to write the archive into directly (a store on this machine), then `commit`
+   * (atomic, checking `maxBytes`) or `abort`. Absent: archives go through `put` as a stream.
+   */
+  stage?(organizationId: string, snapshotId: string): Promise<StagedSnapshot>;
   /** The metadata, or undefined when there is no such snapshot. */
   head(organizationId: string, snapshotId: string): Promise<SnapshotObjectMeta | undefined>;
   /**
@@ -24,6 +29,12 @@ export interface SnapshotStore {
   localPath(organizationId: string, snapshotId: string, scratchDir: string): Promise<string>;
   /** Removes the snapshot; false when it was not there. */
   delete(organizationId: string, snapshotId: string): Promise<boolean>;
+}
+
+export interface StagedSnapshot {
+  path: string;
+  commit(meta: Omit<SnapshotObjectMeta, 'sizeBytes'>, maxBytes: number): Promise<SnapshotObjectMeta>;
+  abort(): Promise<void>;
 }
 
 /** Thrown by `put` when the archive grows past `maxBytes`. */

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { LocalSnapshotStore } from '../../src/snapshots/local-store';
+import { SnapshotTooLargeError } from '../../src/snapshots/snapshot-store';
 import { RunnerSnapshots } from '../../src/service/snapshots';
 import { destroyBackend, launchRunning, makeBackend, spec, type TestBackend } from './helpers';
 
@@ -21,6 +23,22 @@ const MANIFEST =
   "cd / && find workspace tmp -printf '%p %y %m %s %l\\n' | sort && find workspace tmp -type f -print0 | sort -z | xargs -0 -r sha256sum";
 
 describe('local backend: file-system snapshots of the sandbox disk', () => {
+  it('the store takes a streamed archive whole or not at all, within its size limit', async () => {
+    const storeDir = mkdtempSync(join(tmpdir(), 'paddock-snapshots-'));
+    try {
+      const store = new LocalSnapshotStore(storeDir);
+      const meta = { v: 1 as const, organizationId: ORG, sourceSandboxId: 'sb', volumeName: 'workspace', format: 'tar' as const, createdAt: new Date().toISOString() };
+      const chunks = (n: number): Readable => Readable.from(Array.from({ length: n }, () => Buffer.alloc(64 * 1024, 7)));
+      expect((await store.put({ ...meta, snapshotId: 'streamed' }, chunks(16), MIB)).sizeBytes).toBe(MIB);
+      expect(await store.head(ORG, 'streamed')).toMatchObject({ sizeBytes: MIB, sourceSandboxId: 'sb' });
+      await expect(store.put({ ...meta, snapshotId: 'too-big' }, chunks(17), MIB)).rejects.toBeInstanceOf(SnapshotTooLargeError);
+      expect(await store.head(ORG, 'too-big')).toBeUndefined();
+      expect(await store.head('org-other', 'streamed')).toBeUndefined();
+    } finally {
+      rmSync(storeDir, { recursive: true, force: true });
+    }
+  });
+
   it('restores every byte, mode, empty directory and link onto a new sandbox of another runner, over three generations', async () => {
     const storeDir = mkdtempSync(join(tmpdir(), 'paddock-snapshots-'));
     const store = new LocalSnapshotStore(storeDir);

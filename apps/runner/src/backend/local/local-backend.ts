@@ -24,6 +24,7 @@ import type {
   RecoveredSandbox,
   SandboxBackend,
   CgroupUsage,
+  DiskArchiveSink,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
 import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName } from './cgroups';
@@ -513,10 +514,10 @@ export class LocalBackend implements SandboxBackend {
     this.armBackstop(rec);
   }
 
-  async snapshotDisk(sandboxId: string, write: (archive: Readable) => Promise<void>): Promise<{ frozenMs: number }> {
+  async snapshotDisk(sandboxId: string, out: DiskArchiveSink): Promise<{ frozenMs: number }> {
     const rec = this.record(sandboxId);
     if (rec.state !== 'STATE_PAUSED') this.runningRecord(sandboxId);
-    return captureDisk(this.socketPath(rec), sandboxId, join(rec.dir, 'disk'), write);
+    return captureDisk(this.socketPath(rec), sandboxId, join(rec.dir, 'disk'), out);
   }
 
   usage(sandboxId: string): CgroupUsage | undefined {
