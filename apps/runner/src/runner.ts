@@ -11,6 +11,7 @@ import { StreamHandlers } from './nats/stream-handlers';
 import { PolicyHolder } from './policy/policy-holder';
 import type { SandboxHostCaps } from './service/launch-spec';
 import type { SnapshotStore } from './snapshots/snapshot-store';
+import { renderSandboxMetrics, startMetricsServer } from './observability/sandbox-metrics';
 import {
   SandboxService,
   type Clock,
@@ -38,6 +39,9 @@ export interface RunnerOptions {
   configPollMs?: number;
   /** The file-system snapshot store; none = snapshots refused by name. */
   snapshotStore?: SnapshotStore;
+  /** Serve Prometheus metrics (per-sandbox usage and state) on this port; absent = none. */
+  metricsPort?: number;
+  metricsHost?: string;
 }
 
 export interface RunningRunner {
@@ -47,6 +51,8 @@ export interface RunningRunner {
   readonly service: SandboxService;
   readonly policy: PolicyHolder;
   readonly recovery: RecoveryReport;
+  /** `http://host:port/metrics` when the runner serves metrics. */
+  readonly metricsUrl?: string;
   /** Resolves once every config-file change seen so far has been applied. */
   configSettled(): Promise<void>;
   /**
@@ -187,6 +193,10 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   announce.beat = () => heartbeat.beat();
   const pruner = setInterval(() => service.pruneTerminated(TERMINAL_RETENTION_MS), 60_000);
   pruner.unref();
+  const metrics =
+    opts.metricsPort === undefined
+      ? undefined
+      : await startMetricsServer(opts.metricsPort, opts.metricsHost ?? '127.0.0.1', () => renderSandboxMetrics(identity.runnerId, service.metricsRows(), service.capacity()));
   log.info('Runner started', { runnerId: identity.runnerId, adopted: recovery.adopted.length, reaped: recovery.reaped.length });
 
   let stopped = false;
@@ -197,6 +207,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     service,
     policy,
     recovery,
+    ...(metrics ? { metricsUrl: metrics.url } : {}),
     configSettled: async () => watcher?.settled(),
     async stop(stopOpts = {}) {
       if (stopped) return;
@@ -204,6 +215,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
       watcher?.stop();
       heartbeat.stop();
       clearInterval(pruner);
+      await metrics?.close();
       await rpc.stop();
       service.close();
       await nc.drain().catch(() => undefined);

@@ -49,6 +49,9 @@ export const RUNNER_HOST_SETTINGS_ENV = [
   'PADDOCK_IMAGE_ALIASES',
   /** The file-system snapshot store shared by the runners of one machine. */
   'PADDOCK_SNAPSHOT_STORE_DIR',
+  /** The runner's Prometheus endpoint (port, and the address it listens on). */
+  'PADDOCK_METRICS_PORT',
+  'PADDOCK_METRICS_HOST',
   /** The runner's log level and format (JSON lines unless `pretty`). */
   'LOG_LEVEL',
   'LOG_FORMAT',

@@ -28,6 +28,7 @@ import { invalidRequest, runnerErrors, toPaddockError } from './errors';
 import { IdleTracker } from './idle-tracker';
 import { UsageSampler } from './usage-sampler';
 import { RunnerSnapshots } from './snapshots';
+import type { SandboxMetricsRow } from '../observability/sandbox-metrics';
 import type { SnapshotStore } from '../snapshots/snapshot-store';
 import {
   effectiveFieldsOf,
@@ -424,6 +425,16 @@ export class SandboxService {
     if (!read) return {};
     const live = [...this.records.values()].filter((r) => r.state === 'STATE_RUNNING' || r.state === 'STATE_PAUSED').map((r) => r.sandboxId);
     return this.usage.sample(live, read, this.d.clock.now());
+  }
+
+  /** Every live sandbox with its last usage sample, for the runner's metrics. */
+  metricsRows(): SandboxMetricsRow[] {
+    return [...this.records.values()]
+      .filter((r) => !isTerminalSandboxState(r.state))
+      .map((r) => {
+        const usage = this.usage.get(r.sandboxId);
+        return { sandboxId: r.sandboxId, organizationId: r.organizationId, state: r.state, ...(usage ? { usage } : {}) };
+      });
   }
 
   /** Throws unless the sandbox exists for this organization and is RUNNING (exec, files, streams). */
