@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PaddockClient, Sandbox } from '@paddock/sdk';
 import { IMAGE, useCluster } from './support/cluster';
@@ -25,11 +25,10 @@ describe('gateway: pause and resume', () => {
   });
 
   /** The counter as the sandbox's disk holds it, read on the host (an exec would resume the sandbox). */
-  const hostCount = (runnerId: string, sandboxId: string): number => {
-    const dir = cluster().runners.get(runnerId)?.stateDir ?? '';
-    // The local backend keeps each runner's sandboxes under <state dir>/<runner id>.
-    return Number(readFileSync(join(dir, runnerId, 'sandboxes', sandboxId, 'disk', 'workspace', 'count'), 'utf8').trim());
-  };
+  // The local backend keeps each runner's sandboxes under <state dir>/<runner id>.
+  const countFile = (runnerId: string, sandboxId: string): string =>
+    join(cluster().runners.get(runnerId)?.stateDir ?? '', runnerId, 'sandboxes', sandboxId, 'disk', 'workspace', 'count');
+  const hostCount = (runnerId: string, sandboxId: string): number => Number(readFileSync(countFile(runnerId, sandboxId), 'utf8').trim());
 
   it('pause stops the counter and its CPU use, releases its CPU request and stops its lifetime; an exec resumes it where it stopped', async () => {
     const c = cluster();
@@ -92,6 +91,29 @@ describe('gateway: pause and resume', () => {
     const missing = await http(c.gw.url, 'POST', '/v1/sandboxes/00000000-0000-4000-8000-000000000000:resume', c.token, {});
     expect(missing.status).toBe(404);
   }, 60_000);
+
+  it('a runner restart while paused keeps the sandbox paused, and it resumes on the new runner process', async () => {
+    const c = cluster();
+    const client = new PaddockClient({ baseUrl: c.gw.url, apiKey: c.token });
+    const sb = await Sandbox.create({ containers: [{ image: IMAGE, command: COUNTER }] }, { client, runnerIds: ['r-pause'] });
+    await sb.wait();
+    // The counter file appears once the loop ran its first round.
+    await expect.poll(() => (existsSync(countFile('r-pause', sb.sandboxId)) ? hostCount('r-pause', sb.sandboxId) : 0), { timeout: 10_000 }).toBeGreaterThan(100);
+    expect((await sb.pause()).status.state).toBe('STATE_PAUSED');
+    const frozenAt = hostCount('r-pause', sb.sandboxId);
+    const before = c.gw.registry.get('r-pause')?.heartbeat.instanceId;
+    await c.runners.get('r-pause')?.kill();
+    await c.startRunner('r-pause');
+    // The new process has adopted its sandboxes once it heartbeats (recovery comes before serving).
+    await expect.poll(() => c.gw.registry.get('r-pause')?.heartbeat.instanceId, { timeout: 60_000 }).not.toBe(before);
+    expect((await sb.refresh()).status.state).toBe('STATE_PAUSED');
+    expect(hostCount('r-pause', sb.sandboxId)).toBe(frozenAt);
+    const r = await sb.exec(['/bin/cat', '/workspace/count']).result();
+    expect(Number(r.stdoutText.trim())).toBeGreaterThanOrEqual(frozenAt);
+    await expect.poll(async () => (await sb.refresh()).status.state, { timeout: 10_000 }).toBe('STATE_RUNNING');
+    await expect.poll(() => hostCount('r-pause', sb.sandboxId), { timeout: 10_000 }).toBeGreaterThan(frozenAt);
+    await sb.stop();
+  }, 120_000);
 
   it('the policy idle timeout pauses a sandbox nobody uses, and never deletes it; the next call resumes it', async () => {
     const c = cluster();
