@@ -45,6 +45,7 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
         ...(await p.nats.env('runner', 'dp-1')),
         PADDOCK_RUNNER_CONFIG: config,
         PADDOCK_RUNNER_STATE_DIR: state,
+        PADDOCK_SNAPSHOT_STORE_DIR: join(state, 'snapshots'),
         PADDOCK_HEARTBEAT_INTERVAL_MS: '1000',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -178,6 +179,21 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
     s.type('exit 5');
     expect(await s.exitCode()).toBe(5);
   }, 60_000);
+
+  it('pause, resume and snapshot a sandbox', () => {
+    const paused = sh(p, `cwic sandbox pause ${id}`);
+    expect(paused.stderr).toBe('');
+    expect(paused.stdout).toBe(`sandbox/${id} PAUSED\n`);
+    expect(sh(p, `cwic sandbox get ${id} -o json | jq -r '.[0].status.state'`).stdout.trim()).toBe('STATE_PAUSED');
+    // An exec resumes it.
+    expect(sh(p, `cwic sandbox exec ${id} -- echo awake`).stdout).toBe('awake\n');
+    expect(sh(p, `cwic sandbox resume ${id}`).stdout).toBe(`sandbox/${id} RUNNING\n`);
+    const snap = sh(p, `cwic sandbox snapshot ${id} -o json`);
+    expect(snap.stderr).toBe('');
+    expect(JSON.parse(snap.stdout)).toMatchObject({ state: 'SNAPSHOT_STATE_READY', sourceSandboxId: id, sourceVolumeName: 'workspace' });
+    const missing = sh(p, 'cwic sandbox pause does-not-exist');
+    expect(missing.code).toBe(3);
+  });
 
   it('stop ends the sandbox; a missing one exits 3', () => {
     const r = sh(p, `cwic sandbox stop ${id}`);

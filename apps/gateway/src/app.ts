@@ -1,3 +1,5 @@
+import { SnapshotRepository } from './snapshots/snapshot.repository';
+import { SnapshotsService } from './snapshots/snapshots.service';
 import 'reflect-metadata';
 import websocket from '@fastify/websocket';
 import { NestFactory } from '@nestjs/core';
@@ -19,7 +21,7 @@ import { installConsoleCors } from './http/cors';
 import { registerExecWebSocket } from './http/exec-websocket';
 import { sandboxServiceHandler, serveConnectOnRestPort, startGrpcServer, type RunningGrpcServer } from './grpc/grpc-server';
 import { selectExecProtocol } from './http/websocket-bearer';
-import { AUTH, HEALTH, LIFECYCLE, METRICS, OPS, type HealthProbe } from './http/tokens';
+import { AUTH, HEALTH, LIFECYCLE, METRICS, OPS, SNAPSHOTS, type HealthProbe } from './http/tokens';
 import { GatewayMetrics } from './observability/metrics';
 import { PlacementService } from './placement/placement.service';
 import { HeartbeatListener } from './runners/heartbeat.listener';
@@ -120,7 +122,20 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     () => serviceUrlBase,
   );
   const events = new StateEventsConsumer(nc, repo, metrics, log);
-  const ops = new SandboxOpsService(lifecycle, runners, config.rpcTimeoutMs, routes, (runnerId) => registry.isFresh(runnerId));
+  const ops = new SandboxOpsService(
+    lifecycle,
+    runners,
+    config.rpcTimeoutMs,
+    routes,
+    (runnerId) => registry.isFresh(runnerId),
+    (runnerId, sandboxId) => registry.get(runnerId)?.heartbeat.sandboxUsage?.[sandboxId],
+  );
+  const snapshots = new SnapshotsService(new SnapshotRepository(db), lifecycle, runners, (organizationId) =>
+    registry
+      .freshRunners()
+      .filter((r) => r.heartbeat.organizationId === organizationId)
+      .map((r) => r.heartbeat.runnerId),
+  );
   const auth = new TokenAuthenticator(db, config.authCacheMs);
   const heartbeats = new HeartbeatListener(nc, registry, log);
   const reconciler = new Reconciler(
@@ -154,6 +169,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
       { provide: AUTH, useValue: auth },
       { provide: HEALTH, useValue: health },
       { provide: METRICS, useValue: metrics },
+      { provide: SNAPSHOTS, useValue: snapshots },
     ]),
     adapter,
     // Body parsers are ours (below): Nest's would refuse an empty JSON body.

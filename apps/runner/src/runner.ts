@@ -10,6 +10,8 @@ import { RunnerRpcServer } from './nats/rpc-server';
 import { StreamHandlers } from './nats/stream-handlers';
 import { PolicyHolder } from './policy/policy-holder';
 import type { SandboxHostCaps } from './service/launch-spec';
+import type { SnapshotStore } from './snapshots/snapshot-store';
+import { renderSandboxMetrics, startMetricsServer } from './observability/sandbox-metrics';
 import {
   SandboxService,
   type Clock,
@@ -35,6 +37,11 @@ export interface RunnerOptions {
   log?: RunnerLogger;
   /** Period of the config file's stat fallback. */
   configPollMs?: number;
+  /** The file-system snapshot store; none = snapshots refused by name. */
+  snapshotStore?: SnapshotStore;
+  /** Serve Prometheus metrics (per-sandbox usage and state) on this port; absent = none. */
+  metricsPort?: number;
+  metricsHost?: string;
 }
 
 export interface RunningRunner {
@@ -44,6 +51,8 @@ export interface RunningRunner {
   readonly service: SandboxService;
   readonly policy: PolicyHolder;
   readonly recovery: RecoveryReport;
+  /** `http://host:port/metrics` when the runner serves metrics. */
+  readonly metricsUrl?: string;
   /** Resolves once every config-file change seen so far has been applied. */
   configSettled(): Promise<void>;
   /**
@@ -143,6 +152,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     publishState,
     clock,
     log,
+    ...(opts.snapshotStore ? { snapshotStore: opts.snapshotStore } : {}),
   });
   const recovery = await service.recover();
 
@@ -176,12 +186,17 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
       startedAt,
       sentAt: sentAt.toISOString(),
       intervalMs: opts.heartbeatIntervalMs,
+      sandboxUsage: service.sampleUsage(),
     };
   });
   heartbeat.start();
   announce.beat = () => heartbeat.beat();
   const pruner = setInterval(() => service.pruneTerminated(TERMINAL_RETENTION_MS), 60_000);
   pruner.unref();
+  const metrics =
+    opts.metricsPort === undefined
+      ? undefined
+      : await startMetricsServer(opts.metricsPort, opts.metricsHost ?? '127.0.0.1', () => renderSandboxMetrics(identity.runnerId, service.metricsRows(), service.capacity()));
   log.info('Runner started', { runnerId: identity.runnerId, adopted: recovery.adopted.length, reaped: recovery.reaped.length });
 
   let stopped = false;
@@ -192,6 +207,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     service,
     policy,
     recovery,
+    ...(metrics ? { metricsUrl: metrics.url } : {}),
     configSettled: async () => watcher?.settled(),
     async stop(stopOpts = {}) {
       if (stopped) return;
@@ -199,6 +215,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
       watcher?.stop();
       heartbeat.stop();
       clearInterval(pruner);
+      await metrics?.close();
       await rpc.stop();
       service.close();
       await nc.drain().catch(() => undefined);

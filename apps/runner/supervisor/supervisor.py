@@ -21,7 +21,7 @@
 # Log framing: each record is a 16-byte header `<u32 length, u8 stream (0 out, 1 err), 3 pad,
 # f64 unix seconds>` followed by `length` bytes. Offsets exposed to clients count payload bytes only.
 
-import os, sys, json, socket, select, signal, struct, time, errno, ctypes, base64, resource, fcntl, termios
+import os, sys, json, socket, select, signal, struct, time, errno, ctypes, base64, resource, fcntl, termios, tarfile
 
 from paddock_supervisor import plan as plan_schema
 from paddock_supervisor.execd import execd_main
@@ -72,6 +72,9 @@ class Supervisor:
     self.execd = None
     self.parked = None
     self.bwrap_stat = os.stat(plan['bwrapExe'])
+    self.deadline = plan['deadlineMs'] / 1000.0
+    self.paused_at = None
+    self.held_until = None
     self.oom_before = self.oom_count()
     pod_keys = ('sidecars', 'initContainers', 'volumes', 'dirs', 'sharedLoopbackNet')
     self.pod = Pod(self) if any(plan.get(k) for k in pod_keys) else None
@@ -124,6 +127,9 @@ class Supervisor:
 
   def kill_box_and_wait(self, timeout=10.0):
     end = time.time() + timeout
+    if self.paused_at is not None:
+      try: self.set_frozen(False)
+      except OSError: pass
     while time.time() < end:
       if not self.box_pids(): return True
       self.signal_box(signal.SIGKILL)
@@ -148,6 +154,7 @@ class Supervisor:
       os.chmod(d, mode)
     # Volumes, the other containers' directories and their shared network, before any file lands in them.
     if self.pod is not None: self.pod.setup(self.disk)
+    if p.get('restoreArchive'): self.restore(p['restoreArchive'])
     for f in p['files']:
       target = os.path.join(self.disk, f['rel'])
       parent = os.path.dirname(target)
@@ -164,6 +171,49 @@ class Supervisor:
     except FileNotFoundError: pass
     self.lsock = listen_unix(self.dir, 'sup.sock')
     self.lsock.setblocking(False)
+
+  def restore(self, archive):
+    # A file-system snapshot into the fresh disk, before anything runs: every file, directory,
+    # symlink and mode as captured, owned by this sandbox's uid. The archive holds what a sandbox
+    # wrote, so each member is checked before it is written: nothing may land, or be written
+    # through a link, outside the disk. (Debian's Python 3.11.2 has no tarfile extraction filters.)
+    disk = os.path.realpath(self.disk)
+    uid, gid = self.p['uid'], self.p['gid']
+    def inside(path):
+      return os.path.commonpath([os.path.realpath(path), disk]) == disk
+    dirs = []
+    try:
+      with tarfile.open(archive, 'r:') as tf:
+        for m in tf:
+          name = os.path.normpath(m.name)
+          if name == '.' and m.isdir():
+            dirs.append((disk, m)); continue
+          if os.path.isabs(name) or name == '..' or name.startswith('../'):
+            raise tarfile.TarError('%s: outside the disk' % m.name)
+          if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
+            raise tarfile.TarError('%s: only files, directories and links are restored' % m.name)
+          target = os.path.join(disk, name)
+          if not inside(os.path.dirname(target)):
+            raise tarfile.TarError('%s: its directory leads outside the disk' % m.name)
+          if m.islnk() and not (inside(os.path.join(disk, m.linkname)) and os.path.isfile(os.path.join(disk, m.linkname))):
+            raise tarfile.TarError('%s: hard link outside the disk' % m.name)
+          if os.path.lexists(target) and not (m.isdir() and os.path.isdir(target) and not os.path.islink(target)):
+            if os.path.isdir(target) and not os.path.islink(target): raise tarfile.TarError('%s: replaces a directory' % m.name)
+            os.unlink(target)
+          m.uid, m.gid, m.uname, m.gname = uid, gid, '', ''
+          if m.isdir():
+            os.makedirs(target, exist_ok=True)
+            dirs.append((target, m))
+          else:
+            tf.extract(m, disk, set_attrs=not m.issym(), numeric_owner=True)
+            if m.issym(): os.lchown(target, uid, gid)
+        # Directories last, deepest first: their modes may forbid the writes that filled them.
+        for target, m in sorted(dirs, key=lambda d: d[0], reverse=True):
+          os.chown(target, uid, gid)
+          os.chmod(target, m.mode & 0o7777)
+          os.utime(target, (m.mtime, m.mtime))
+    except (OSError, tarfile.TarError) as e:
+      raise OSError(errno.EIO, 'CWSANDBOX_FSS_RESTORE_FAILED: %s' % e)
 
   def spawn(self):
     p = self.p
@@ -262,6 +312,22 @@ class Supervisor:
       try: send_line(conn, {'ok': True})
       except OSError: pass
       conn.close()
+    elif op in ('pause', 'resume'):
+      try:
+        res = self.pause(req.get('reason')) if op == 'pause' else self.resume()
+      except OSError as e:
+        res = {'ok': False, 'errno': 'EIO', 'message': str(e)}
+      try: send_line(conn, res)
+      except OSError: pass
+      conn.close()
+    elif op in ('hold', 'release'):
+      try:
+        res = self.hold(float(req.get('seconds') or 60)) if op == 'hold' else self.release()
+      except OSError as e:
+        res = {'ok': False, 'errno': 'EIO', 'message': str(e)}
+      try: send_line(conn, res)
+      except OSError: pass
+      conn.close()
     elif op == 'ping':
       try: send_line(conn, {'ok': True, 'running': self.running, 'exited': self.exit_code is not None})
       except OSError: pass
@@ -317,7 +383,8 @@ class Supervisor:
         self.refuse_not_running([conn])
 
   def refuse_not_running(self, conns):
-    if self.running and self.exit_code is None and not self.terminating: return False
+    # A frozen sandbox would leave the request hanging: the runner resumes it before sending any.
+    if self.running and self.exit_code is None and not self.terminating and self.paused_at is None: return False
     try: send_line(conns[0], {'ok': False, 'errno': 'ENOTRUNNING', 'message': 'sandbox is not running'})
     except OSError: pass
     for c in conns: c.close()
@@ -428,9 +495,85 @@ class Supervisor:
   def spawn_probe(self, argv):
     # One startup-probe run inside the primary; its exit status is the probe's verdict.
     return probe_process(self.p, self.init_pid, argv)
+  # ---- pause and resume ----
+  # Pausing freezes every process of the sandbox in its cgroup (the v1 freezer controller, or v2's
+  # cgroup.freeze): they keep their memory and resume where they stopped. Paused time does not
+  # count against the lifetime: the deadline moves by the time spent frozen.
+  def freezer(self):
+    for d in self.p['cgroupDirs']:
+      if os.path.exists(os.path.join(d, 'freezer.state')): return ('v1', d)
+      if os.path.exists(os.path.join(d, 'cgroup.freeze')): return ('v2', d)
+    return (None, None)
+
+  def set_frozen(self, frozen, timeout=10.0):
+    kind, d = self.freezer()
+    if kind is None: raise OSError(errno.ENOTSUP, 'no freezer for this sandbox\'s cgroups')
+    if kind == 'v1':
+      want = 'FROZEN' if frozen else 'THAWED'
+      write_file(os.path.join(d, 'freezer.state'), want)
+      end = time.time() + timeout
+      # FREEZING until every task has stopped; writing FROZEN again retries the stragglers.
+      while True:
+        with open(os.path.join(d, 'freezer.state')) as f: state = f.read().strip()
+        if state == want: return
+        if time.time() > end: raise OSError(errno.ETIMEDOUT, 'the freezer stayed %s' % state)
+        if frozen: write_file(os.path.join(d, 'freezer.state'), want)
+        time.sleep(0.001)
+    write_file(os.path.join(d, 'cgroup.freeze'), '1' if frozen else '0')
+    end = time.time() + timeout
+    while True:
+      with open(os.path.join(d, 'cgroup.events')) as f:
+        if ('frozen %d' % (1 if frozen else 0)) in f.read(): return
+      if time.time() > end: raise OSError(errno.ETIMEDOUT, 'the cgroup did not %s' % ('freeze' if frozen else 'thaw'))
+      time.sleep(0.001)
+
+  def pause(self, reason=None):
+    if self.paused_at is not None: return {'ok': True, 'paused': True}
+    if not self.running or self.exit_code is not None or self.terminating:
+      return {'ok': False, 'errno': 'ENOTRUNNING', 'message': 'sandbox is not running'}
+    self.set_frozen(True)
+    self.paused_at = time.time()
+    with open(os.path.join(self.dir, 'paused-at'), 'w') as f: f.write(repr(self.paused_at))
+    self.emit('STATE_PAUSED', reason)
+    return {'ok': True, 'paused': True, 'deadlineMs': int(self.deadline * 1000)}
+
+  def resume(self):
+    if self.paused_at is None: return {'ok': True, 'paused': False, 'deadlineMs': int(self.deadline * 1000)}
+    self.set_frozen(False)
+    self.deadline += time.time() - self.paused_at
+    self.paused_at = None
+    # The moved deadline outlives this process's memory: a restarted runner adopts it from here.
+    with open(os.path.join(self.dir, 'deadline-ms'), 'w') as f: f.write(str(int(self.deadline * 1000)))
+    try: os.unlink(os.path.join(self.dir, 'paused-at'))
+    except OSError: pass
+    if self.exit_code is None and not self.terminating: self.emit('STATE_RUNNING')
+    return {'ok': True, 'paused': False, 'deadlineMs': int(self.deadline * 1000)}
+
+  # A hold freezes the sandbox for a moment without pausing it (no state change, the lifetime
+  # runs on): a snapshot reads its disk meanwhile, so what it captures is consistent. A hold that
+  # is never released (its runner died) ends on its own after `seconds`.
+  def hold(self, seconds):
+    if not self.running or self.exit_code is not None or self.terminating:
+      return {'ok': False, 'errno': 'ENOTRUNNING', 'message': 'sandbox is not running'}
+    if self.paused_at is None and self.held_until is None: self.set_frozen(True)
+    self.held_until = time.time() + seconds
+    return {'ok': True}
+
+  def release(self):
+    if self.held_until is not None:
+      self.held_until = None
+      if self.paused_at is None: self.set_frozen(False)
+    return {'ok': True}
 
   def request_stop(self, reason, grace):
     if self.exit_code is not None: return
+    if self.held_until is not None:
+      try: self.release()
+      except OSError: pass
+    # Frozen processes take no signal (not even SIGKILL on the v1 freezer): thaw first.
+    if self.paused_at is not None:
+      try: self.resume()
+      except OSError: pass
     if self.stop_reason is None:
       self.stop_reason = reason
       with open(os.path.join(self.dir, 'stop-reason'), 'w') as f: f.write(reason)
@@ -490,7 +633,6 @@ class Supervisor:
       except OSError as e:
         self.log(1, ('paddock: cannot start a sidecar: %s\n' % e).encode())
         self.request_stop('FAILED_TO_START', 0)
-    deadline = self.p['deadlineMs'] / 1000.0
     started = time.time()
     exited_at = None
     while True:
@@ -502,7 +644,7 @@ class Supervisor:
         timeout = 1 if waited < 0.02 else 5 if waited < 0.5 else 20
       else:
         timeout = 200
-      for t in (self.kill_at, deadline if self.stop_reason is None else None):
+      for t in (self.kill_at, self.deadline if self.stop_reason is None and self.paused_at is None else None):
         if t is not None: timeout = max(0, min(timeout, int((t - now) * 1000) + 1))
       for fd, ev in poller.poll(timeout):
         if fd in fds:
@@ -544,7 +686,10 @@ class Supervisor:
           self.probing = False
           self.request_stop('STARTUP_PROBE_FAILED', 0)
       now = time.time()
-      if self.stop_reason is None and now >= deadline and self.exit_code is None:
+      if self.held_until is not None and now >= self.held_until:
+        try: self.release()
+        except OSError: pass
+      if self.stop_reason is None and self.paused_at is None and now >= self.deadline and self.exit_code is None:
         self.request_stop('LIFETIME_EXPIRED', self.p['termGraceMs'] / 1000.0)
       if self.kill_at is not None and now >= self.kill_at and self.exit_code is None:
         self.signal_box(signal.SIGKILL)

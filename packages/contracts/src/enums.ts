@@ -41,6 +41,8 @@ export const SANDBOX_STATES = [
   'STATE_TERMINATING',
   'STATE_COMPLETED',
   'STATE_FAILED',
+  /** Frozen by a pause (or the idle timeout): processes keep their memory; clients treat it as ready. */
+  'STATE_PAUSED',
 ] as const;
 export const SandboxStateSchema = z.enum(SANDBOX_STATES);
 export type SandboxState = z.infer<typeof SandboxStateSchema>;
@@ -53,13 +55,17 @@ export function isTerminalSandboxState(s: SandboxState): boolean {
 /**
  * Lifecycle order: a sandbox's state only ever moves to a higher rank, whatever order the news
  * arrives in (the runner's records, the gateway's rows and its SQL guards all rank by this).
- * The terminal states share the top rank; UNSPECIFIED is below everything.
+ * The terminal states share the top rank; UNSPECIFIED is below everything. RUNNING and PAUSED
+ * share a rank: between them the newer event sequence wins.
  */
 export const SANDBOX_STATE_RANK: Readonly<Record<SandboxState, number>> = {
   STATE_UNSPECIFIED: -1,
   STATE_PENDING: 0,
   STATE_CREATING: 1,
   STATE_RUNNING: 2,
+  // Pausing and resuming move between RUNNING and PAUSED, both ways: the one pair of states of
+  // equal rank, ordered by the event sequence alone.
+  STATE_PAUSED: 2,
   STATE_TERMINATING: 3,
   STATE_COMPLETED: 4,
   STATE_FAILED: 4,
@@ -92,6 +98,10 @@ export const SANDBOX_STATE_REASONS = [
   'INIT_CONTAINER_FAILED',
   /** The primary container's startup probe reached its failure threshold. */
   'STARTUP_PROBE_FAILED',
+  /** PAUSED: asked for by the user (`:pause`). */
+  'PAUSED_BY_USER',
+  /** PAUSED: no exec, file or log traffic for the policy's `lifecycle.idleTimeoutSeconds`. */
+  'IDLE_TIMEOUT',
 ] as const;
 export const SandboxStateReasonSchema = z.enum(SANDBOX_STATE_REASONS);
 export type SandboxStateReason = z.infer<typeof SandboxStateReasonSchema>;

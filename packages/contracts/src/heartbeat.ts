@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RunnerCapabilitiesSchema } from './capabilities';
+import { SandboxUsageMapSchema } from './sandbox-usage';
 
 export const RUNNER_HEALTHS = ['HEALTHY', 'DEGRADED', 'UNHEALTHY'] as const;
 
@@ -41,5 +42,7 @@ export const RunnerHeartbeatSchema = z.object({
   sentAt: z.string(),
   /** Heartbeat period the runner promises, so observers can derive staleness. */
   intervalMs: z.number().int().positive(),
+  /** Live sandboxes' last usage samples (the gateway shows them as `status.resourceUsage`). */
+  sandboxUsage: SandboxUsageMapSchema.optional(),
 });
 export type RunnerHeartbeat = z.infer<typeof RunnerHeartbeatSchema>;

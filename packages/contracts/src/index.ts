@@ -23,3 +23,6 @@ export * from './runner-config-file';
 export * from './request-id';
 export * from './labels';
 export * from './services';
+export * from './sandbox-usage';
+export * from './sandbox-pause';
+export * from './fs-snapshot';

@@ -162,6 +162,12 @@ export type InstanceConstraints = z.infer<typeof InstanceConstraintsSchema>;
 export const LifecycleConstraintsSchema = z.strictObject({
   /** 0..2592000; 0 leaves the platform default (600 s). */
   defaultLifetimeSeconds: Int64Schema.optional(),
+  /**
+   * Paddock extension: a sandbox with no exec, file or log traffic for this long is paused
+   * (frozen, its CPU request released), never deleted; the next call resumes it. 0/absent = never.
+   * 60..2592000. Fixed for a sandbox when it is created.
+   */
+  idleTimeoutSeconds: Int64Schema.optional(),
 });
 export type LifecycleConstraints = z.infer<typeof LifecycleConstraintsSchema>;
 
@@ -213,6 +219,8 @@ export const POLICY_MAX_ENCODED_BYTES = 262144;
 export const POLICY_TOO_LARGE_MESSAGE = 'policy exceeds 256 KiB limit';
 /** Platform maximum sandbox lifetime: 30 days. */
 export const MAX_LIFETIME_SECONDS = 2_592_000;
+/** The shortest idle timeout a policy may set (a shorter one would thrash pause and resume). */
+export const MIN_IDLE_TIMEOUT_SECONDS = 10;
 /** Fallback lifetime when neither the sandbox nor the policy sets one. */
 export const FALLBACK_LIFETIME_SECONDS = 600;
 export const MAX_SOURCE_IP_CIDRS = 256;

@@ -53,6 +53,11 @@ export const RUNNER_HOST_SETTINGS_ENV = [
   'PADDOCK_REGISTRY_AUTH_FILE',
   'PADDOCK_IMAGE_CACHE_BYTES',
   'PADDOCK_SANDBOX_IMAGE_PULL_SECRETS',
+  /** The file-system snapshot store shared by the runners of one machine. */
+  'PADDOCK_SNAPSHOT_STORE_DIR',
+  /** The runner's Prometheus endpoint (port, and the address it listens on). */
+  'PADDOCK_METRICS_PORT',
+  'PADDOCK_METRICS_HOST',
   /** The runner's log level and format (JSON lines unless `pretty`). */
   'LOG_LEVEL',
   'LOG_FORMAT',

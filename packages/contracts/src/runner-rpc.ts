@@ -3,6 +3,8 @@ import { SandboxStateSchema } from './enums';
 import { ApiErrorBodySchema, type ApiErrorBody } from './errors';
 import { RequestIdSchema } from './request-id';
 import { SandboxSchema } from './sandbox';
+import { PauseSandboxRequestSchema, PauseSandboxResponseSchema, ResumeSandboxRequestSchema } from './sandbox-pause';
+import { DeleteSnapshotRequestSchema, DeleteSnapshotResponseSchema, SnapshotSandboxRequestSchema, SnapshotSandboxResponseSchema } from './fs-snapshot';
 import { SandboxSpecSchema } from './sandbox-spec';
 import type { RunnerRpcOp } from './subjects';
 
@@ -301,6 +303,10 @@ export const RUNNER_RPC_SCHEMAS = {
   logs: { request: LogsRequestSchema, response: StreamOpenedResponseSchema },
   deleteLogs: { request: DeleteLogsRequestSchema, response: DeleteLogsResponseSchema },
   portForward: { request: PortForwardRequestSchema, response: StreamOpenedResponseSchema },
+  pause: { request: PauseSandboxRequestSchema, response: PauseSandboxResponseSchema },
+  resume: { request: ResumeSandboxRequestSchema, response: PauseSandboxResponseSchema },
+  snapshot: { request: SnapshotSandboxRequestSchema, response: SnapshotSandboxResponseSchema },
+  deleteSnapshot: { request: DeleteSnapshotRequestSchema, response: DeleteSnapshotResponseSchema },
 } as const satisfies Record<RunnerRpcOp, { request: z.ZodType; response: z.ZodType }>;
 
 export type RunnerRpcRequest<Op extends RunnerRpcOp> = z.input<(typeof RUNNER_RPC_SCHEMAS)[Op]['request']>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SandboxStateReasonSchema, SandboxStateSchema } from './enums';
 import { EffectiveResourcesSchema, ResolvedEgressSchema, ResolvedIngressSchema, SandboxSpecSchema } from './sandbox-spec';
+import { ResourceUsageSchema } from './sandbox-usage';
 
 /**
  * The `Sandbox` resource as the gateway and the SDK show it, and the state event
@@ -58,6 +59,8 @@ export const SandboxStatusSchema = SandboxEffectiveFieldsSchema.extend({
   createTime: z.string(),
   startTime: z.string().optional(),
   endTime: z.string().optional(),
+  /** Live usage from the runner's last sample; absent before the first one and once ended. */
+  resourceUsage: ResourceUsageSchema.optional(),
 });
 export type SandboxStatus = z.infer<typeof SandboxStatusSchema>;
 

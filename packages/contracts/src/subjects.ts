@@ -77,6 +77,10 @@ export const RUNNER_RPC_OPS = [
   'logs',
   'deleteLogs',
   'portForward',
+  'pause',
+  'resume',
+  'snapshot',
+  'deleteSnapshot',
 ] as const;
 export type RunnerRpcOp = (typeof RUNNER_RPC_OPS)[number];
 

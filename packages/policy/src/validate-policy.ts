@@ -1,6 +1,7 @@
 import type { EgressRule, FieldViolation, IngressRule, Policy } from '@paddock/contracts';
 import {
   MAX_LIFETIME_SECONDS,
+  MIN_IDLE_TIMEOUT_SECONDS,
   MAX_SOURCE_IP_CIDRS,
   POLICY_MAX_ENCODED_BYTES,
   POLICY_TOO_LARGE_MESSAGE,
@@ -452,6 +453,16 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
         'range',
         `must be in 0..${MAX_LIFETIME_SECONDS} (30 days), got ${show(l)}`,
         { requested: l, limit: MAX_LIFETIME_SECONDS },
+      );
+    }
+    const idle = c.lifecycle?.idleTimeoutSeconds;
+    if (idle !== undefined && idle !== 0 && (idle < MIN_IDLE_TIMEOUT_SECONDS || idle > MAX_LIFETIME_SECONDS || !Number.isSafeInteger(idle))) {
+      addViolation(
+        sink,
+        'constraints.lifecycle.idleTimeoutSeconds',
+        'range',
+        `must be 0 (never) or in ${MIN_IDLE_TIMEOUT_SECONDS}..${MAX_LIFETIME_SECONDS}, got ${show(idle)}`,
+        { requested: idle, limit: MAX_LIFETIME_SECONDS },
       );
     }
     const m = c.metadata;

@@ -4,3 +4,4 @@ export { PaddockClient, backoffDelay, DEFAULT_GATEWAY_URL, type ClientOptions } 
 export * from './errors';
 export * from './types';
 export { AsyncChannel } from './channel';
+export { FileSystemSnapshots, type FileSystemSnapshot, type SnapshotOptions } from './snapshots';

@@ -1,3 +1,4 @@
+import { FileSystemSnapshots, type FileSystemSnapshot } from './snapshots';
 import { randomUUID } from 'node:crypto';
 import { PaddockClient, backoffDelay, type ClientOptions } from './client';
 import {
@@ -22,6 +23,8 @@ const INLINE_FILE_LIMIT = 4 * 1024 * 1024;
 export interface CreateOptions extends ClientOptions {
   /** Idempotency key; generated when omitted so a retried create never makes a second sandbox. */
   requestId?: string;
+  /** Starts from this file-system snapshot (its `workspace` volume: the sandbox's own disk). */
+  fileSystemSnapshotId?: string;
   tags?: string[];
   runnerIds?: string[];
   /** Reuse a client (connection settings) instead of building one from the options. */
@@ -35,7 +38,8 @@ export interface WaitOptions {
 }
 
 /** States that end `wait()`: started (or already ended, or going away). */
-const STARTED_STATES: ReadonlySet<string> = new Set(['STATE_RUNNING', 'STATE_COMPLETED', 'STATE_FAILED', 'STATE_TERMINATING']);
+// PAUSED counts as started: the product's clients treat it as ready (any call resumes it).
+const STARTED_STATES: ReadonlySet<string> = new Set(['STATE_RUNNING', 'STATE_PAUSED', 'STATE_COMPLETED', 'STATE_FAILED', 'STATE_TERMINATING']);
 
 /** Ends that are someone's decision, not a failure: `waitUntilComplete` raises them only on request. */
 const TERMINATION_REASONS: ReadonlySet<string> = new Set(['STOPPED_BY_USER', 'LIFETIME_EXPIRED']);
@@ -130,6 +134,7 @@ export class Sandbox {
       ...(opts.tags ? { tags: [...(spec.tags ?? []), ...opts.tags] } : {}),
       // Runner ids only make sense for the organization's own runners (SANDBOX_MODE_CKS).
       ...(opts.runnerIds ? { runnerIds: opts.runnerIds, mode: spec.mode ?? 'SANDBOX_MODE_CKS' } : {}),
+      ...(opts.fileSystemSnapshotId ? { volumes: [...((spec.volumes as unknown[] | undefined) ?? []), { name: 'workspace', scratch: { restoreFromSnapshotId: opts.fileSystemSnapshotId } }] } : {}),
     };
     const requestId = opts.requestId ?? randomUUID();
     const res = await client.json<SandboxResource>('POST', '/v1/sandboxes', { body: { spec: full, requestId }, idempotent: true });
@@ -206,6 +211,50 @@ export class Sandbox {
    */
   async deleteLogs(): Promise<void> {
     await this.client.json('DELETE', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}/logs`, { idempotent: true });
+  }
+
+  /**
+   * Freezes the sandbox (`STATE_PAUSED`): its processes keep their memory, its lifetime stops and
+   * its CPU goes back to the runner. Any exec, file or log call, or `resume()`, resumes it.
+   * Idempotent. A runner whose backend cannot pause refuses with `CWSANDBOX_NOT_IMPLEMENTED`.
+   */
+  async pause(): Promise<SandboxResource> {
+    this.resource = await this.client.json<SandboxResource>('POST', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}:pause`, { body: {}, idempotent: true });
+    return this.resource;
+  }
+
+  /** Resumes a paused sandbox where it stopped (`STATE_RUNNING`). Idempotent. */
+  async resume(): Promise<SandboxResource> {
+    this.resource = await this.client.json<SandboxResource>('POST', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}:resume`, { body: {}, idempotent: true });
+    return this.resource;
+  }
+
+  /**
+   * Snapshots the sandbox's disk (`volume` default `workspace`) and, unless `wait: false`, waits
+   * until the snapshot is READY. The sandbox is frozen only while its files are read.
+   * Idempotent with `requestId`.
+   */
+  async snapshot(opts: { requestId?: string; volume?: string; wait?: boolean; timeoutMs?: number } = {}): Promise<FileSystemSnapshot> {
+    const s = await this.client.json<FileSystemSnapshot>('POST', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}:snapshot`, {
+      body: { requestId: opts.requestId ?? randomUUID(), ...(opts.volume ? { scratchVolumeName: opts.volume } : {}) },
+      idempotent: true,
+    });
+    if (opts.wait === false) return s;
+    return FileSystemSnapshots.waitReady(s.fileSystemSnapshotId, { client: this.client, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
+  }
+
+  /**
+   * Stops the sandbox with its volumes (default `workspace`) snapshotted first, as the Python
+   * client's `stop(snapshot_on_stop=True)`: returns the snapshot ids, one per volume, in order.
+   */
+  async stopWithSnapshot(opts: StopOptions & { volumes?: string[]; requestId?: string } = {}): Promise<string[]> {
+    const volumes = opts.volumes ?? ['workspace'];
+    const res = await this.client.json<{ fileSystemSnapshotIds?: string[] }>('DELETE', `/v1/sandboxes/${encodeURIComponent(this.sandboxId)}`, {
+      query: { gracePeriodSeconds: opts.gracePeriodSeconds ?? 0, snapshotVolumes: volumes, requestId: opts.requestId ?? randomUUID() },
+      idempotent: true,
+    });
+    await this.stop({ ...opts, missingOk: true });
+    return res.fileSystemSnapshotIds ?? [];
   }
 
   /** Re-reads the sandbox from the gateway. */

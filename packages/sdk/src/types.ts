@@ -10,7 +10,9 @@ export type SandboxState =
   | 'STATE_RUNNING'
   | 'STATE_TERMINATING'
   | 'STATE_COMPLETED'
-  | 'STATE_FAILED';
+  | 'STATE_FAILED'
+  /** Frozen (`pause()`, or the policy's idle timeout); counts as ready: any call resumes it. */
+  | 'STATE_PAUSED';
 
 /** The states a sandbox ends in (a test checks them against the platform's contract). */
 export const TERMINAL_STATES: ReadonlySet<string> = new Set<SandboxState>(['STATE_COMPLETED', 'STATE_FAILED']);
@@ -77,6 +79,13 @@ export interface PlacementVerdict {
   note?: string;
 }
 
+export interface ResourceUsage {
+  cpuMillicores: number;
+  memoryMb: number;
+  gpuCount: number;
+  sampledAt: string;
+}
+
 export interface SandboxStatus {
   state: SandboxState;
   stateReason?: string;
@@ -89,6 +98,8 @@ export interface SandboxStatus {
   endTime?: string;
   services?: ServiceStatus[];
   containerStatuses?: ContainerStatus[];
+  /** What the sandbox uses now (its runner's last sample); absent before the first and once ended. */
+  resourceUsage?: ResourceUsage;
   placement?: {
     decidedAt: string;
     candidates: string[];

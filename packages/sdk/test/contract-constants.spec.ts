@@ -17,6 +17,7 @@ describe('SDK constants that copy the platform contract', () => {
       STATE_TERMINATING: true,
       STATE_COMPLETED: true,
       STATE_FAILED: true,
+      STATE_PAUSED: true,
     };
     expect(Object.keys(sdkStates).sort()).toEqual([...SANDBOX_STATES].sort());
   });

@@ -330,3 +330,34 @@ export async function explainPlacement(ctx: Ctx, o: { file: string; output?: str
   }
   ctx.out(lines.join('\n'));
 }
+
+export async function pauseSandbox(ctx: Ctx, ref: string, pause: boolean): Promise<void> {
+  const m = await sdk();
+  const id = idOf(ref);
+  const sb = await doing(`${pause ? 'pausing' : 'resuming'} sandbox ${id}`, async () => {
+    const s = await m.Sandbox.fromId(id, clientOpts(ctx));
+    return pause ? s.pause() : s.resume();
+  });
+  ctx.out(`sandbox/${id} ${shortEnum(sb.status.state, 'STATE_')}`);
+}
+
+export interface SnapshotFlags {
+  volume?: string;
+  requestId?: string;
+  wait?: boolean;
+  output?: string;
+}
+
+export async function snapshotSandbox(ctx: Ctx, ref: string, o: SnapshotFlags): Promise<void> {
+  const m = await sdk();
+  const id = idOf(ref);
+  const snap = await doing(`snapshotting sandbox ${id}`, async () => {
+    const s = await m.Sandbox.fromId(id, clientOpts(ctx));
+    return s.snapshot({ ...(o.volume ? { volume: o.volume } : {}), ...(o.requestId ? { requestId: o.requestId } : {}), wait: o.wait !== false });
+  });
+  const format = parseOutputFormat(o.output);
+  if (format === 'json') return ctx.out(toJson(snap));
+  if (format === 'yaml') return ctx.out(toYaml(snap));
+  if (format === 'name') return ctx.out(`fileSystemSnapshot/${snap.fileSystemSnapshotId}`);
+  ctx.out(renderTable(['id', 'state', 'volume', 'size'], [[snap.fileSystemSnapshotId, shortEnum(snap.state, 'SNAPSHOT_STATE_'), snap.sourceVolumeName, String(snap.sizeBytes)]]));
+}

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { CreateFlags, StopFlags } from '../actions/sandbox';
+import type { CreateFlags, SnapshotFlags, StopFlags } from '../actions/sandbox';
 import type { Ctx } from '../context';
 import { sandboxActions } from '../lazy';
 
@@ -99,6 +99,28 @@ export function registerSandboxCommands(sandbox: Command, ctx: Ctx): void {
     .option('--tag <TAG...>', 'every live sandbox carrying all of these tags')
     .option('--all', "every live sandbox of the organization")
     .action((refs: string[], o: StopFlags) => sandboxActions().then((a) => a.stopSandboxes(ctx, refs, o)));
+
+  sandbox
+    .command('pause')
+    .argument('<SANDBOX-ID>', 'sandbox id')
+    .description('freeze a sandbox: its processes keep their memory, its lifetime stops; any exec, file or log call resumes it')
+    .action((ref: string) => sandboxActions().then((a) => a.pauseSandbox(ctx, ref, true)));
+
+  sandbox
+    .command('resume')
+    .argument('<SANDBOX-ID>', 'sandbox id')
+    .description('resume a paused sandbox where it stopped')
+    .action((ref: string) => sandboxActions().then((a) => a.pauseSandbox(ctx, ref, false)));
+
+  sandbox
+    .command('snapshot')
+    .argument('<SANDBOX-ID>', 'sandbox id')
+    .description("snapshot a sandbox's disk (restore it with volumes[].scratch.restoreFromSnapshotId)")
+    .option('--volume <NAME>', 'the volume to capture', 'workspace')
+    .option('--request-id <ID>', 'idempotency key')
+    .option('--no-wait', 'return while the snapshot is still being created')
+    .option('-o, --output <FORMAT>', 'table|json|yaml|name', 'table')
+    .action((ref: string, o: SnapshotFlags) => sandboxActions().then((a) => a.snapshotSandbox(ctx, ref, o)));
 
   sandbox
     .command('explain')

@@ -58,6 +58,25 @@ export interface GwSandboxesTable {
  */
 export interface GatewayDatabase extends GatewayReadModels {
   gw_sandboxes: GwSandboxesTable;
+  gw_fs_snapshots: GwFsSnapshotsTable;
+}
+
+export interface GwFsSnapshotsTable {
+  id: string;
+  organization_id: string;
+  source_sandbox_id: string;
+  source_volume_name: string;
+  source_runner_id: string;
+  trigger: string;
+  state: string;
+  state_reason: string | null;
+  size_bytes: ColumnType<string, number | undefined, number>;
+  object_bucket: Generated<string>;
+  request_id: string | null;
+  request_fingerprint: string | null;
+  create_time: Timestamp;
+  complete_time: Timestamp | null;
+  updated_at: Timestamp;
 }
 
 /**

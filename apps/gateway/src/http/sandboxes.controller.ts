@@ -9,7 +9,8 @@ import type { SandboxLifecycleService } from '../sandboxes/sandbox-lifecycle.ser
 import { decodeBase64Field, type SandboxOpsService, type UnaryExecOutput } from '../sandboxes/sandbox-ops.service';
 import { AuthGuard, CurrentPrincipal } from './auth.guard';
 import { toPaddockError } from './error.filter';
-import { LIFECYCLE, OPS } from './tokens';
+import { LIFECYCLE, OPS, SNAPSHOTS } from './tokens';
+import type { SnapshotsService } from '../snapshots/snapshots.service';
 
 type Query = Record<string, string | string[] | undefined>;
 
@@ -62,6 +63,7 @@ export class SandboxesController {
   constructor(
     @Inject(LIFECYCLE) private readonly lifecycle: SandboxLifecycleService,
     @Inject(OPS) private readonly ops: SandboxOpsService,
+    @Inject(SNAPSHOTS) private readonly snapshots: SnapshotsService,
   ) {}
 
   @Post('sandboxes')
@@ -70,6 +72,7 @@ export class SandboxesController {
   @ApiQuery({ name: 'requestId', required: false })
   @ApiBody({ schema: { type: 'object', description: '`{sandbox: {spec}}`, `{spec, tags?}` or a bare SandboxSpec; optional `requestId`.' } })
   async create(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Query('requestId') requestId?: string) {
+    await this.snapshots.checkRestore(p, body, requestId);
     return (await this.lifecycle.create(p, body, requestId)).view;
   }
 
@@ -113,7 +116,7 @@ export class SandboxesController {
     const { id, verb } = splitVerb(idVerb);
     switch (verb) {
       case null:
-        return this.lifecycle.get(p, id);
+        return this.ops.get(p, id);
       case 'readFile':
         return { content: (await this.ops.readFile(p, id, first(q.path))).toString('base64') };
       case 'listDir':
@@ -129,7 +132,10 @@ export class SandboxesController {
 
   @Post('sandboxes/:idVerb')
   @HttpCode(200)
-  @ApiOperation({ summary: '`{id}:exec` (unary), `{id}:writeFile` ({path, content base64}), `{id}:remove` ({path, recursive}).' })
+  @ApiOperation({
+    summary:
+      '`{id}:exec` (unary), `{id}:writeFile` ({path, content base64}), `{id}:remove` ({path, recursive}), `{id}:pause` and `{id}:resume` (STATE_PAUSED: frozen, lifetime stopped; any exec, file or log call resumes it).',
+  })
   @ApiBody({ schema: { type: 'object' } })
   async postVerb(@CurrentPrincipal() p: Principal, @Param('idVerb') idVerb: string, @Body() body: unknown) {
     const { id, verb } = splitVerb(idVerb);
@@ -145,17 +151,27 @@ export class SandboxesController {
       }
       case 'remove':
         return this.ops.remove(p, id, b.path, b.recursive === true);
+      case 'pause':
+      case 'resume':
+        return this.ops.setPaused(p, id, verb === 'pause');
+      case 'snapshot':
+        return this.snapshots.create(p, id, b);
       case null:
-        throw new PaddockError('not_found', 'POST needs a method: {id}:exec, :writeFile or :remove');
+        throw new PaddockError('not_found', 'POST needs a method: {id}:exec, :writeFile, :remove, :pause or :resume');
       default:
         throw unknownVerb(verb);
     }
   }
 
   @Delete('sandboxes/:id')
-  @ApiOperation({ summary: 'DeleteSandbox: gracePeriodSeconds (0 = at once, max 300), allowMissing.' })
+  @ApiOperation({
+    summary:
+      'DeleteSandbox: gracePeriodSeconds (0 = at once, max 300), allowMissing; snapshotVolumes[] (snapshotted, in order, before it stops: `fileSystemSnapshotIds[]`) with requestId.',
+  })
   delete(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: Query) {
-    return this.lifecycle.delete(p, id, asInt(q.gracePeriodSeconds, 'gracePeriodSeconds') ?? 0, asBool(q.allowMissing) ?? false);
+    const grace = asInt(q.gracePeriodSeconds, 'gracePeriodSeconds') ?? 0;
+    const volumes = asList(q.snapshotVolumes ?? q['snapshotVolumes[]']) ?? [];
+    return this.snapshots.deleteSandbox(p, id, Math.min(300, grace), asBool(q.allowMissing) ?? false, volumes, first(q.requestId));
   }
 
   @Put('sandboxes/:id/files')

@@ -320,7 +320,7 @@ export class SandboxLifecycleService {
       if (!(e instanceof RunnerTransportError)) throw e;
     }
     const after = (await this.repo.findAnyById(row.id)) ?? row;
-    if (after.state === 'STATE_RUNNING' || after.state === 'STATE_PENDING' || after.state === 'STATE_CREATING') {
+    if (after.state === 'STATE_RUNNING' || after.state === 'STATE_PAUSED' || after.state === 'STATE_PENDING' || after.state === 'STATE_CREATING') {
       return { sandbox: { ...toView(after), status: { ...toView(after).status, state: 'STATE_TERMINATING' } } };
     }
     return { sandbox: this.view(after) };

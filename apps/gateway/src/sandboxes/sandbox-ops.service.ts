@@ -11,7 +11,8 @@ import type { RunnerClient, RunnerStream } from '../runners/runner-client';
 import { invalid } from './request-parsing';
 import type { SandboxLifecycleService } from './sandbox-lifecycle.service';
 import type { SandboxRoute, SandboxRouteCache } from './sandbox-route-cache';
-import { isTerminalRow, type SandboxRow } from './sandbox-view';
+import { isTerminalRow, type SandboxRow, type SandboxView } from './sandbox-view';
+import { withRunnerState, withUsage, type UsageLookup } from './live-status';
 
 export interface UnaryExecInput {
   command?: unknown;
@@ -112,7 +113,25 @@ export class SandboxOpsService {
     private readonly routes?: SandboxRouteCache,
     /** A cached route is trusted only while its runner heartbeats (a lost runner's sandboxes go FAILED). */
     private readonly runnerIsFresh: (runnerId: string) => boolean = () => true,
+    /** Live usage from the runners' heartbeats (`status.resourceUsage`); none without it. */
+    private readonly usageOf?: UsageLookup,
   ) {}
+
+  /** GetSandbox: the stored view plus the live usage its runner last reported. */
+  async get(principal: Principal, id: string): Promise<SandboxView> {
+    return withUsage(await this.lifecycle.get(principal, id), this.usageOf);
+  }
+
+  /**
+   * `{id}:pause` and `{id}:resume`, relayed to the owning runner (which refuses them by name where
+   * its backend cannot freeze a sandbox). Both are idempotent.
+   */
+  async setPaused(principal: Principal, id: string, paused: boolean): Promise<SandboxView> {
+    const res = await this.onLive(principal, id, (route) =>
+      this.runners.call(route.runnerId, paused ? 'pause' : 'resume', { sandboxId: route.id, organizationId: route.organizationId }),
+    );
+    return withRunnerState(await this.get(principal, id), res.sandbox);
+  }
 
   /** The database's answer: not_found (missing or foreign), the terminal refusal, or the row. */
   private async liveRow(principal: Principal, id: string): Promise<SandboxRow> {

@@ -191,7 +191,8 @@ export class SandboxRepository {
         state_sequence: sql<number>`GREATEST(state_sequence, ${o.sequence})`,
         runner_acknowledged: acknowledged ? true : sql<boolean>`runner_acknowledged`,
         updated_at: new Date(),
-        ...(o.reason !== undefined ? { state_reason: o.reason } : {}),
+        // A resumed sandbox drops the reason it was paused for.
+        ...(o.reason !== undefined ? { state_reason: o.reason } : o.state === 'STATE_RUNNING' ? { state_reason: null } : {}),
         ...(o.message !== undefined ? { message: o.message } : {}),
         ...(o.exitCode !== undefined ? { exit_code: o.exitCode } : {}),
         ...(o.effective ? { effective: JSON.stringify(o.effective) } : {}),
@@ -207,7 +208,8 @@ export class SandboxRepository {
       .where((eb) =>
         eb.or([
           eb(rankOfState, '<', o.rank),
-          eb.and([eb('state', '=', o.state), eb('state_sequence', '<', o.sequence)]),
+          // Same rank: the same state again, or RUNNING ⇄ PAUSED; the newer event wins.
+          eb.and([eb(rankOfState, '=', o.rank), eb('state_sequence', '<', o.sequence)]),
         ]),
       )
       .executeTakeFirst();
@@ -224,7 +226,7 @@ export class SandboxRepository {
    */
   async acceptPlacement(id: string, runnerId: string, placement: PlacementRecord, o: RunnerObservation, now: Date): Promise<SandboxRow | undefined> {
     if (o.rank >= TERMINAL_SANDBOX_STATE_RANK) this.routes?.retireIfOwnedBy(id, runnerId);
-    const newer = sql<boolean>`(state NOT IN (${TERMINAL_SQL_LIST}) AND (${rankOfState} < ${o.rank} OR (state = ${o.state} AND state_sequence < ${o.sequence})))`;
+    const newer = sql<boolean>`(state NOT IN (${TERMINAL_SQL_LIST}) AND (${rankOfState} < ${o.rank} OR (${rankOfState} = ${o.rank} AND state_sequence < ${o.sequence})))`;
     const ifNewer = <T>(value: unknown, column: string) => sql<T>`CASE WHEN ${newer} THEN ${value} ELSE ${sql.ref(column)} END`;
     const row = await this.db
       .updateTable('gw_sandboxes')

@@ -59,6 +59,11 @@ export interface LaunchSpec {
   gpuType?: string;
   /** Files written into the sandbox before the main process starts. */
   files: { path: string; content: Buffer }[];
+  /**
+   * A file-system snapshot (a tar archive on this machine) to restore onto the sandbox's disk
+   * before it starts. Only a backend that can snapshot (`snapshotDisk`) receives one.
+   */
+  restoreArchive?: string;
   /** Free-form labels persisted with the sandbox so a restarted runner can adopt it. */
   labels: Record<string, string>;
   /** The primary container's name (exec, files and logs target it by default). Absent: `main`. */
@@ -207,6 +212,16 @@ export interface LogRequest {
   signal?: AbortSignal;
 }
 
+/** Where a disk capture goes: a file on this machine, or a consumer of the archive stream. */
+export type DiskArchiveSink = { file: string } | { write: (archive: Readable) => Promise<void> };
+
+/** A sample of what a sandbox uses, as its cgroups count it. */
+export interface CgroupUsage {
+  /** CPU time consumed since the sandbox started, in nanoseconds. */
+  cpuNanos: number;
+  memoryBytes: number;
+}
+
 /** What a backend found already running when the runner (re)started. */
 export interface RecoveredSandbox {
   sandboxId: string;
@@ -262,6 +277,22 @@ export interface SandboxBackend {
    */
   recover(): Promise<RecoveredSandbox[]>;
   reap(sandboxId: string, reason: SandboxStateReason): Promise<void>;
+  /**
+   * Freezes a RUNNING sandbox (its processes keep their memory) and resolves once the backend has
+   * reported STATE_PAUSED; paused time does not count against its lifetime. Absent: the backend
+   * cannot pause, and the runner refuses `pause` naming that capability.
+   */
+  pause?(sandboxId: string, reason: SandboxStateReason): Promise<void>;
+  /** Thaws a PAUSED sandbox; resolves once the backend has reported STATE_RUNNING again. */
+  resume?(sandboxId: string): Promise<void>;
+  /**
+   * Captures a live sandbox's writable disk as a tar archive, with the sandbox frozen meanwhile
+   * (consistency): straight into a local file, or as a stream handed to `write` (a remote
+   * store). Absent: the backend cannot snapshot (refused by name).
+   */
+  snapshotDisk?(sandboxId: string, out: DiskArchiveSink): Promise<{ frozenMs: number }>;
+  /** Cumulative CPU time and current memory of a live sandbox, or undefined when unknown. */
+  usage?(sandboxId: string): CgroupUsage | undefined;
   /**
    * Why the backend cannot fully serve right now (e.g. its watch of the cluster is down and being
    * retried), or undefined when it can. The runner reports it as DEGRADED health in its heartbeat.

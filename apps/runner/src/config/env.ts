@@ -92,6 +92,16 @@ export const RunnerEnvSchema = z.object({
   PADDOCK_RUNNER_CONFIG: z.string().min(1).optional(),
   /** Where the local backend keeps per-sandbox state (cgroup names, labels, logs) across restarts. */
   PADDOCK_RUNNER_STATE_DIR: z.string().min(1).default('/var/lib/paddock-runner'),
+  /**
+   * The file-system snapshot store on this machine, shared by its runners (a snapshot taken on one
+   * restores on any other pointing at the same directory). Root-only. Default: `snapshots` in
+   * the state directory, which the runners of one machine share by default.
+   */
+  PADDOCK_SNAPSHOT_STORE_DIR: z.string().min(1).optional(),
+  /** Port of the runner's Prometheus endpoint (`GET /metrics`: per-sandbox usage and state); unset = none. */
+  PADDOCK_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Address it listens on (default loopback: the figures name tenants' sandboxes). */
+  PADDOCK_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   PADDOCK_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
   /** Capacity offered to sandboxes; defaults to the whole host. */
   PADDOCK_CAPACITY_CPU_MILLIS: z.coerce.number().int().positive().default(availableParallelism() * 1000),

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { createBackend } from '../backend/create-backend';
+import { LocalSnapshotStore } from '../snapshots/local-store';
 import type { RunnerOptions } from '../runner';
 import type { RunnerLogger } from '../service/sandbox-service';
 import type { RunnerEnv } from './env';
@@ -57,6 +59,8 @@ export async function optionsFromEnv(env: RunnerEnv, log: RunnerLogger): Promise
       openFilesMax: env.PADDOCK_SANDBOX_OPEN_FILES_MAX,
     },
     streamIdleTimeoutMs: env.PADDOCK_STREAM_IDLE_TIMEOUT_MS,
+    ...(env.PADDOCK_METRICS_PORT !== undefined ? { metricsPort: env.PADDOCK_METRICS_PORT, metricsHost: env.PADDOCK_METRICS_HOST } : {}),
+    snapshotStore: new LocalSnapshotStore(env.PADDOCK_SNAPSHOT_STORE_DIR ?? join(env.PADDOCK_RUNNER_STATE_DIR, 'snapshots')),
     log,
   };
 }

@@ -80,20 +80,24 @@ export class RunnerRpcServer {
       logs: (b) => streams.logs(b),
       deleteLogs: (b) => service.deleteLogs(b),
       portForward: (b) => streams.portForward(b),
+      pause: async (b) => ({ sandbox: await service.pause(b) }),
+      resume: async (b) => ({ sandbox: await service.resume(b) }),
+      snapshot: (b) => service.snapshot(b),
+      deleteSnapshot: (b) => service.deleteSnapshot(b),
       listDir: async (b) => {
         const req = parse(ListDirRequestSchema, b);
-        service.requireRunning(req.organizationId, req.sandboxId);
+        await service.ensureRunning(req.organizationId, req.sandboxId);
         const entries = await fileOp(req.path, () => backend.listDir(req.sandboxId, req.path));
         return { entries: entries.map(statToWire) };
       },
       stat: async (b) => {
         const req = parse(StatRequestSchema, b);
-        service.requireRunning(req.organizationId, req.sandboxId);
+        await service.ensureRunning(req.organizationId, req.sandboxId);
         return { stat: statToWire(await fileOp(req.path, () => backend.stat(req.sandboxId, req.path))) };
       },
       remove: async (b) => {
         const req = parse(RemoveRequestSchema, b);
-        service.requireRunning(req.organizationId, req.sandboxId);
+        await service.ensureRunning(req.organizationId, req.sandboxId);
         await fileOp(req.path, () => backend.remove(req.sandboxId, req.path, req.recursive));
         return {};
       },

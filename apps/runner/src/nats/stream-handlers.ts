@@ -65,7 +65,7 @@ export class StreamHandlers {
 
   async execStream(body: unknown): Promise<StreamOpenedResponse> {
     const req = parse(ExecStreamRequestSchema, body);
-    const rec = this.d.service.requireRunning(req.organizationId, req.sandboxId);
+    const rec = await this.d.service.ensureRunning(req.organizationId, req.sandboxId);
     const proc = await this.d.backend
       .execStream(req.sandboxId, {
         argv: req.argv,
@@ -131,7 +131,7 @@ export class StreamHandlers {
 
   async logs(body: unknown): Promise<StreamOpenedResponse> {
     const req = parse(LogsRequestSchema, body);
-    if (this.d.service.find(req.organizationId, req.sandboxId).logsDeleted) throw runnerErrors.logsDeleted(req.sandboxId);
+    if ((await this.d.service.touchForLogs(req.organizationId, req.sandboxId)).logsDeleted) throw runnerErrors.logsDeleted(req.sandboxId);
     const ep = this.open(req.streamId, req.initialCredit);
     const abort = new AbortController();
     ep.onFrame = ({ header }) => {
@@ -166,7 +166,7 @@ export class StreamHandlers {
 
   async readFile(body: unknown): Promise<ReadFileResponse> {
     const req = parse(ReadFileRequestSchema, body);
-    this.d.service.requireRunning(req.organizationId, req.sandboxId);
+    await this.d.service.ensureRunning(req.organizationId, req.sandboxId);
     const ctx = { path: req.path };
     const st = await this.d.backend.stat(req.sandboxId, req.path).catch((e: unknown) => {
       throw toPaddockError(e, ctx);
@@ -211,7 +211,7 @@ export class StreamHandlers {
 
   async writeFile(body: unknown): Promise<WriteFileResponse> {
     const req = parse(WriteFileRequestSchema, body);
-    this.d.service.requireRunning(req.organizationId, req.sandboxId);
+    await this.d.service.ensureRunning(req.organizationId, req.sandboxId);
     const ctx = { path: req.path };
     if (req.streamId === undefined) {
       const content = Buffer.from(req.contentBase64 ?? '', 'base64');

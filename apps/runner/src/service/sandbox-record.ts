@@ -12,7 +12,8 @@ import {
  * What the runner knows of one sandbox it owns. Pure data plus pure transitions.
  *
  * Invariants:
- * - state only moves forward: PENDING → CREATING → RUNNING → TERMINATING → COMPLETED | FAILED
+ * - state only moves forward: PENDING → CREATING → RUNNING → TERMINATING → COMPLETED | FAILED,
+ *   except RUNNING ⇄ PAUSED (pause and resume), which may repeat
  *   (steps may be skipped, e.g. CREATING → FAILED or RUNNING → COMPLETED); a late or duplicate
  *   backend event that would move it backwards or out of a terminal state is ignored;
  * - a terminal record always has a `stateReason` and an `endTime`;
@@ -40,6 +41,8 @@ export interface SandboxRecord {
   deadline: Date;
   /** DeleteSandboxLogs ran: log reads answer CWSANDBOX_LOGS_DELETED. */
   logsDeleted?: boolean;
+  /** Since when it is PAUSED: the lifetime does not run meanwhile (the deadline moves on resume). */
+  pausedAt?: Date;
 }
 
 export interface StateChange {
@@ -67,16 +70,24 @@ function defaultReason(from: SandboxState, to: SandboxState): SandboxStateReason
  */
 export function applyStateChange(rec: SandboxRecord, change: StateChange): SandboxRecord | undefined {
   if (isTerminalSandboxState(rec.state)) return undefined;
-  if (SANDBOX_STATE_RANK[change.state] <= SANDBOX_STATE_RANK[rec.state]) {
+  const toggle = isPauseToggle(rec.state, change.state);
+  if (!toggle && SANDBOX_STATE_RANK[change.state] <= SANDBOX_STATE_RANK[rec.state]) {
     // The progress of a creation (an image pull) updates its message, the state stays.
     const progress = change.state === 'STATE_CREATING' && rec.state === 'STATE_CREATING' && change.message !== undefined && change.message !== rec.message;
     return progress ? { ...rec, message: change.message as string, sequence: nextSequence(rec.sequence, change.at) } : undefined;
   }
   const next: SandboxRecord = { ...rec, state: change.state, sequence: nextSequence(rec.sequence, change.at) };
+  if (change.state === 'STATE_PAUSED') next.pausedAt = change.at;
+  if (rec.state === 'STATE_PAUSED') {
+    // Resumed (or stopped while paused): the paused stretch is added to the lifetime.
+    next.deadline = new Date(rec.deadline.getTime() + Math.max(0, change.at.getTime() - (rec.pausedAt ?? change.at).getTime()));
+    delete next.pausedAt;
+    if (change.state === 'STATE_RUNNING') delete next.stateReason;
+  }
   if (change.reason !== undefined) next.stateReason = change.reason;
   if (change.message !== undefined) next.message = change.message;
   if (change.exitCode !== undefined) next.exitCode = change.exitCode;
-  if (change.state === 'STATE_RUNNING') next.startTime = change.at;
+  if (change.state === 'STATE_RUNNING' && rec.state !== 'STATE_PAUSED') next.startTime = change.at;
   if (isTerminalSandboxState(change.state)) {
     next.endTime = change.at;
     // A stop requested by the user or by the lifetime keeps that reason even if the backend only
@@ -85,6 +96,16 @@ export function applyStateChange(rec: SandboxRecord, change: StateChange): Sandb
     next.stateReason = requested ?? change.reason ?? defaultReason(rec.state, change.state);
   }
   return next;
+}
+
+/** RUNNING → PAUSED and back: the one move between states of equal rank. */
+export function isPauseToggle(from: SandboxState, to: SandboxState): boolean {
+  return (from === 'STATE_RUNNING' && to === 'STATE_PAUSED') || (from === 'STATE_PAUSED' && to === 'STATE_RUNNING');
+}
+
+/** The CPU a record holds on the runner: none while paused (its frozen processes use none). */
+export function heldCpuMillis(rec: SandboxRecord): number {
+  return rec.state === 'STATE_PAUSED' ? 0 : rec.allocation.cpuMillis;
 }
 
 /** Whether a record still holds capacity on the runner. */

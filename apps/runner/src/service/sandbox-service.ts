@@ -8,7 +8,11 @@ import {
   isPaddockError,
   isTerminalSandboxState,
   ListSandboxesRequestSchema,
-  type PaddockError,
+  PaddockError,
+  PauseSandboxRequestSchema,
+  ResumeSandboxRequestSchema,
+  type SandboxUsageMap,
+  type SnapshotSandboxResponse,
   SandboxSpecSchema,
   type DeleteSandboxResponse,
   type ExecResponse,
@@ -22,6 +26,11 @@ import type { BackendEvent, RecoveredSandbox, SandboxBackend } from '../backend/
 import type { PolicyHolder } from '../policy/policy-holder';
 import { invalidRequest, runnerErrors, toPaddockError } from './errors';
 import { checkPod } from './launch-pod';
+import { IdleTracker } from './idle-tracker';
+import { UsageSampler } from './usage-sampler';
+import { RunnerSnapshots } from './snapshots';
+import type { SandboxMetricsRow } from '../observability/sandbox-metrics';
+import type { SnapshotStore } from '../snapshots/snapshot-store';
 import {
   effectiveFieldsOf,
   readSandboxMeta,
@@ -34,6 +43,7 @@ import {
 import {
   applyStateChange,
   canonicalJson,
+  heldCpuMillis,
   holdsCapacity,
   nextSequence,
   toSandbox,
@@ -74,6 +84,10 @@ export interface SandboxServiceDeps {
   publishState: (evt: SandboxStateEvent) => void;
   clock: Clock;
   log: RunnerLogger;
+  /** How often idle sandboxes are looked for (the policy's `lifecycle.idleTimeoutSeconds`); default 1 s. */
+  idleSweepMs?: number;
+  /** Where file-system snapshots go (shared by the runners of this machine); none = snapshots refused. */
+  snapshotStore?: SnapshotStore;
 }
 
 /** What `recover()` did with each sandbox found running at startup. */
@@ -93,7 +107,9 @@ export function execFailure(rec: SandboxRecord, e: unknown): PaddockError {
   if (isPaddockError(e)) return e;
   const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
   if (typeof code === 'string' && SANDBOX_GONE.has(code)) {
-    return isTerminalSandboxState(rec.state) ? runnerErrors.terminated(rec.sandboxId, rec.state) : runnerErrors.notRunning(rec.sandboxId, 'ending');
+    return isTerminalSandboxState(rec.state)
+      ? runnerErrors.terminated(rec.sandboxId, rec.state)
+      : runnerErrors.notRunning(rec.sandboxId, 'ending');
   }
   return toPaddockError(e);
 }
@@ -116,10 +132,20 @@ export class SandboxService {
   private readonly records = new Map<string, SandboxRecord>();
   private readonly lifetimeTimers = new Map<string, NodeJS.Timeout>();
   private readonly d: SandboxServiceDeps;
+  private readonly idle: IdleTracker;
+  private readonly idleSweep: NodeJS.Timeout;
+  private readonly usage = new UsageSampler();
+  private readonly snapshots: RunnerSnapshots;
+  /** Pause and resume of one sandbox run one at a time (a resume waits for a pause in flight). */
+  private readonly freezeOps = new Map<string, Promise<unknown>>();
 
   constructor(deps: SandboxServiceDeps) {
     this.d = deps;
     deps.backend.onEvent((e) => this.onBackendEvent(e));
+    this.idle = new IdleTracker(() => deps.clock.now());
+    this.snapshots = new RunnerSnapshots(deps.backend, deps.snapshotStore);
+    this.idleSweep = setInterval(() => this.pauseIdle(), deps.idleSweepMs ?? 1000);
+    this.idleSweep.unref();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -134,10 +160,15 @@ export class SandboxService {
     // The spec goes to the policy engine as sent: it checks structure and policy in one pass and
     // names every violation. Only an admitted spec is parsed into its typed form.
     const req = parse(CreateEnvelopeSchema, body);
-    const fingerprint = canonicalJson({ organizationId: req.organizationId, spec: req.spec, labels: req.labels ?? {} });
+    const fingerprint = canonicalJson({
+      organizationId: req.organizationId,
+      spec: req.spec,
+      labels: req.labels ?? {},
+    });
     const existing = this.records.get(req.sandboxId);
     if (existing) {
-      if (existing.requestFingerprint !== fingerprint) throw runnerErrors.alreadyExists(req.sandboxId);
+      if (existing.requestFingerprint !== fingerprint)
+        throw runnerErrors.alreadyExists(req.sandboxId);
       return this.view(existing);
     }
     const capabilities = this.d.backend.capabilities();
@@ -180,6 +211,10 @@ export class SandboxService {
     this.records.set(rec.sandboxId, rec);
     this.emit(rec);
     this.armLifetime(rec);
+    this.idle.track(
+      rec.sandboxId,
+      this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0,
+    );
     const launch = toLaunchSpec({
       sandboxId: rec.sandboxId,
       organizationId: rec.organizationId,
@@ -190,12 +225,20 @@ export class SandboxService {
       meta,
     });
     try {
-      await this.d.backend.launch(launch);
+      const restoreArchive = await this.snapshots.restoreArchiveFor(
+        rec.organizationId,
+        spec,
+        '/tmp',
+      );
+      await this.d.backend.launch(restoreArchive ? { ...launch, restoreArchive } : launch);
     } catch (e) {
+      const err = toPaddockError(e);
       this.transition(rec.sandboxId, {
         state: 'STATE_FAILED',
         reason: 'FAILED_TO_START',
-        message: toPaddockError(e).message,
+        message: err.reason?.startsWith('CWSANDBOX_FSS_')
+          ? `${err.reason}: ${err.message}`
+          : err.message,
         at: this.d.clock.now(),
       });
     }
@@ -229,14 +272,15 @@ export class SandboxService {
       if (req.allowMissing) return {};
       throw runnerErrors.sandboxNotFound(req.sandboxId);
     }
-    if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING') return { sandbox: this.view(rec) };
+    if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING')
+      return { sandbox: this.view(rec) };
     this.stop(rec.sandboxId, req.gracePeriodSeconds, 'STOPPED_BY_USER');
     return { sandbox: this.view(this.mustGet(rec.sandboxId)) };
   }
 
   async exec(body: unknown): Promise<ExecResponse> {
     const req = parse(ExecRequestSchema, body);
-    const rec = this.requireRunning(req.organizationId, req.sandboxId);
+    const rec = await this.ensureRunning(req.organizationId, req.sandboxId);
     const r = await this.d.backend
       .exec(req.sandboxId, {
         argv: req.argv,
@@ -266,17 +310,181 @@ export class SandboxService {
   async deleteLogs(body: unknown): Promise<Record<string, never>> {
     const req = parse(DeleteLogsRequestSchema, body);
     const rec = this.find(req.organizationId, req.sandboxId);
-    if (!isTerminalSandboxState(rec.state)) throw runnerErrors.notTerminal(rec.sandboxId, rec.state);
+    if (!isTerminalSandboxState(rec.state))
+      throw runnerErrors.notTerminal(rec.sandboxId, rec.state);
     await this.d.backend.deleteLogs(rec.sandboxId);
     this.records.set(rec.sandboxId, { ...rec, logsDeleted: true });
     return {};
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // pause and resume
+  // -------------------------------------------------------------------------------------------
+
+  /** Freezes a RUNNING sandbox; a PAUSED one is returned as it is. */
+  async pause(body: unknown): Promise<Sandbox> {
+    const req = parse(PauseSandboxRequestSchema, body);
+    return this.view(
+      await this.freeze(this.find(req.organizationId, req.sandboxId).sandboxId, 'PAUSED_BY_USER'),
+    );
+  }
+
+  /** Thaws a PAUSED sandbox; a RUNNING one is returned as it is. */
+  async resume(body: unknown): Promise<Sandbox> {
+    const req = parse(ResumeSandboxRequestSchema, body);
+    const rec = this.find(req.organizationId, req.sandboxId);
+    this.idle.touch(rec.sandboxId);
+    return this.view(await this.thaw(rec.sandboxId));
+  }
+
+  /**
+   * What exec, file and log calls go through: traffic for the idle timeout, and a PAUSED sandbox
+   * is resumed first (clients treat PAUSED as ready). Then as `requireRunning`.
+   */
+  async ensureRunning(organizationId: string, sandboxId: string): Promise<SandboxRecord> {
+    const rec = this.find(organizationId, sandboxId);
+    this.idle.touch(sandboxId);
+    if (rec.state === 'STATE_PAUSED' || this.freezeOps.has(sandboxId)) await this.thaw(sandboxId);
+    return this.requireRunning(organizationId, sandboxId);
+  }
+
+  /** A log read: traffic, and a paused sandbox resumes (its output continues where it stopped). */
+  async touchForLogs(organizationId: string, sandboxId: string): Promise<SandboxRecord> {
+    const rec = this.find(organizationId, sandboxId);
+    this.idle.touch(sandboxId);
+    if (rec.state === 'STATE_PAUSED') await this.thaw(sandboxId);
+    return this.find(organizationId, sandboxId);
+  }
+
+  private serialize(sandboxId: string, op: () => Promise<SandboxRecord>): Promise<SandboxRecord> {
+    const before = this.freezeOps.get(sandboxId) ?? Promise.resolve();
+    const run = before.catch(() => undefined).then(op);
+    // The queue's own link never rejects: the caller of `run` sees the failure.
+    const tail: Promise<void> = run.then(
+      () => this.dequeue(sandboxId, tail),
+      () => this.dequeue(sandboxId, tail),
+    );
+    this.freezeOps.set(sandboxId, tail);
+    return run;
+  }
+
+  private dequeue(sandboxId: string, tail: Promise<void>): void {
+    if (this.freezeOps.get(sandboxId) === tail) this.freezeOps.delete(sandboxId);
+  }
+
+  private freeze(
+    sandboxId: string,
+    reason: 'PAUSED_BY_USER' | 'IDLE_TIMEOUT',
+  ): Promise<SandboxRecord> {
+    return this.serialize(sandboxId, async () => {
+      const rec = this.mustGet(sandboxId);
+      if (rec.state === 'STATE_PAUSED') return rec;
+      const pause = this.d.backend.pause?.bind(this.d.backend);
+      if (!pause) throw cannotPause(this.d.backend.kind);
+      this.requireRunning(rec.organizationId, sandboxId);
+      await pause(sandboxId, reason);
+      // The backend reported STATE_PAUSED (with the reason) before resolving; this covers one that did not.
+      this.transition(sandboxId, { state: 'STATE_PAUSED', reason, at: this.d.clock.now() });
+      this.d.log.info('Paused sandbox', { sandboxId, reason });
+      return this.mustGet(sandboxId);
+    });
+  }
+
+  private thaw(sandboxId: string): Promise<SandboxRecord> {
+    return this.serialize(sandboxId, async () => {
+      const rec = this.mustGet(sandboxId);
+      if (rec.state !== 'STATE_PAUSED') return rec;
+      const resume = this.d.backend.resume?.bind(this.d.backend);
+      if (!resume) throw cannotPause(this.d.backend.kind);
+      // Its CPU request was released while paused: it must fit again.
+      const free = this.capacity().cpuMillisFree;
+      if (rec.allocation.cpuMillis > free)
+        throw runnerErrors.atCapacity(
+          `resuming needs ${rec.allocation.cpuMillis}m CPU, ${free}m free`,
+        );
+      await resume(sandboxId);
+      this.transition(sandboxId, { state: 'STATE_RUNNING', at: this.d.clock.now() });
+      return this.mustGet(sandboxId);
+    });
+  }
+
+  /**
+   * Captures a live (RUNNING or PAUSED) sandbox's disk into the snapshot store. One at a time
+   * with its pause and resume, which would otherwise thaw it mid-capture.
+   */
+  async snapshot(body: unknown): Promise<SnapshotSandboxResponse> {
+    const req = parse(GetSandboxRequestSchema, body);
+    const rec = this.find(req.organizationId, req.sandboxId);
+    if (rec.state !== 'STATE_PAUSED') this.requireRunning(req.organizationId, req.sandboxId);
+    this.idle.touch(rec.sandboxId);
+    let out: SnapshotSandboxResponse | undefined;
+    await this.serialize(rec.sandboxId, async () => {
+      out = await this.snapshots.capture(body, rec.spec, rec.sandboxId);
+      this.d.log.info('Captured file-system snapshot', {
+        sandboxId: rec.sandboxId,
+        sizeBytes: out.sizeBytes,
+        frozenMs: Math.round(out.frozenMs),
+      });
+      return this.mustGet(rec.sandboxId);
+    });
+    return out as SnapshotSandboxResponse;
+  }
+
+  deleteSnapshot(body: unknown): Promise<{ deleted: boolean }> {
+    return this.snapshots.delete(body);
+  }
+
+  /** Pauses every RUNNING sandbox idle past its policy's timeout. */
+  private pauseIdle(): void {
+    for (const id of this.idle.due()) {
+      const rec = this.records.get(id);
+      if (!rec || isTerminalSandboxState(rec.state)) {
+        this.idle.forget(id);
+        continue;
+      }
+      // Idle again only after another full timeout (a failed pause is retried then, not at once).
+      this.idle.touch(id);
+      if (rec.state !== 'STATE_RUNNING' || this.freezeOps.has(id)) continue;
+      this.freeze(id, 'IDLE_TIMEOUT').catch((e: unknown) =>
+        this.d.log.warn('Idle pause failed', { sandboxId: id, error: String(e) }),
+      );
+    }
+  }
+
+  /**
+   * Samples every live sandbox's cgroups (once per heartbeat) and returns what each uses; the
+   * same figures show as `status.resourceUsage` here and, through the heartbeat, on the gateway.
+   */
+  sampleUsage(): SandboxUsageMap {
+    const read = this.d.backend.usage?.bind(this.d.backend);
+    if (!read) return {};
+    const live = [...this.records.values()]
+      .filter((r) => r.state === 'STATE_RUNNING' || r.state === 'STATE_PAUSED')
+      .map((r) => r.sandboxId);
+    return this.usage.sample(live, read, this.d.clock.now());
+  }
+
+  /** Every live sandbox with its last usage sample, for the runner's metrics. */
+  metricsRows(): SandboxMetricsRow[] {
+    return [...this.records.values()]
+      .filter((r) => !isTerminalSandboxState(r.state))
+      .map((r) => {
+        const usage = this.usage.get(r.sandboxId);
+        return {
+          sandboxId: r.sandboxId,
+          organizationId: r.organizationId,
+          state: r.state,
+          ...(usage ? { usage } : {}),
+        };
+      });
   }
 
   /** Throws unless the sandbox exists for this organization and is RUNNING (exec, files, streams). */
   requireRunning(organizationId: string, sandboxId: string): SandboxRecord {
     const rec = this.find(organizationId, sandboxId);
     if (rec.state === 'STATE_RUNNING') return rec;
-    if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING') throw runnerErrors.terminated(sandboxId, rec.state);
+    if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING')
+      throw runnerErrors.terminated(sandboxId, rec.state);
     throw runnerErrors.notRunning(sandboxId, rec.state);
   }
 
@@ -285,7 +493,8 @@ export class SandboxService {
     const rec = this.records.get(sandboxId);
     // Another tenant's sandbox is reported as absent, never as forbidden: ids are not a secret
     // channel between organizations.
-    if (!rec || rec.organizationId !== organizationId) throw runnerErrors.sandboxNotFound(sandboxId);
+    if (!rec || rec.organizationId !== organizationId)
+      throw runnerErrors.sandboxNotFound(sandboxId);
     return rec;
   }
 
@@ -312,18 +521,27 @@ export class SandboxService {
       try {
         await this.d.backend.reap(r.sandboxId, verdict.reason);
       } catch (e) {
-        this.d.log.error('Failed to reap sandbox found at startup', { sandboxId: r.sandboxId, error: String(e) });
+        this.d.log.error('Failed to reap sandbox found at startup', {
+          sandboxId: r.sandboxId,
+          error: String(e),
+        });
       }
       report.reaped.push({ sandboxId: r.sandboxId, reason: verdict.reason });
       this.recordReaped(r, verdict.meta, verdict.reason);
     }
-    if (found.length) this.d.log.info('Recovered sandboxes', { adopted: report.adopted.length, reaped: report.reaped.length });
+    if (found.length)
+      this.d.log.info('Recovered sandboxes', {
+        adopted: report.adopted.length,
+        reaped: report.reaped.length,
+      });
     return report;
   }
 
   private judgeRecovered(
     r: RecoveredSandbox,
-  ): { adopt: true; meta: PersistedSandboxMeta } | { adopt: false; meta: PersistedSandboxMeta | undefined; reason: SandboxStateReason } {
+  ):
+    | { adopt: true; meta: PersistedSandboxMeta }
+    | { adopt: false; meta: PersistedSandboxMeta | undefined; reason: SandboxStateReason } {
     const meta = readSandboxMeta(r.labels);
     // Launched by another runner (a shared state dir, a renamed runner): not ours to serve.
     if (!meta || r.labels[RUNNER_ID_LABEL] !== this.d.identity.runnerId) {
@@ -331,7 +549,8 @@ export class SandboxService {
     }
     if (r.unrecoverable) return { adopt: false, meta, reason: r.unrecoverable.reason };
     if (isTerminalSandboxState(r.state)) return { adopt: false, meta, reason: 'EXITED' };
-    if (r.deadline.getTime() <= this.d.clock.now().getTime()) return { adopt: false, meta, reason: 'LIFETIME_EXPIRED' };
+    if (r.deadline.getTime() <= this.d.clock.now().getTime())
+      return { adopt: false, meta, reason: 'LIFETIME_EXPIRED' };
     return { adopt: true, meta };
   }
 
@@ -346,19 +565,36 @@ export class SandboxService {
       requestFingerprint: meta.requestFingerprint,
       state: r.state,
       createTime: new Date(meta.createTime),
-      ...(r.state === 'STATE_RUNNING' || r.state === 'STATE_TERMINATING' ? { startTime: r.startedAt } : {}),
+      ...(r.state === 'STATE_RUNNING' ||
+      r.state === 'STATE_TERMINATING' ||
+      r.state === 'STATE_PAUSED'
+        ? { startTime: r.startedAt }
+        : {}),
+      // The backend's deadline of a paused sandbox already leaves out the time paused so far.
+      ...(r.state === 'STATE_PAUSED'
+        ? { pausedAt: now, stateReason: 'PAUSED_BY_USER' as const }
+        : {}),
       sequence: nextSequence(0, now),
       allocation: { cpuMillis: meta.cpuMillis, memoryBytes: meta.memoryBytes },
       deadline: r.deadline,
     };
     this.records.set(rec.sandboxId, rec);
-    this.armLifetime(rec);
+    if (rec.state !== 'STATE_PAUSED') this.armLifetime(rec);
+    // Adopted sandboxes take the idle timeout of the policy in force now (launches do not record it).
+    this.idle.track(
+      rec.sandboxId,
+      this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0,
+    );
     // Re-announce the current state: a gateway that missed events while the runner was down
     // converges on it (the clock-derived sequence is newer than anything sent before).
     this.emit(rec);
   }
 
-  private recordReaped(r: RecoveredSandbox, meta: PersistedSandboxMeta | undefined, reason: SandboxStateReason): void {
+  private recordReaped(
+    r: RecoveredSandbox,
+    meta: PersistedSandboxMeta | undefined,
+    reason: SandboxStateReason,
+  ): void {
     const now = this.d.clock.now();
     const rec: SandboxRecord = {
       sandboxId: r.sandboxId,
@@ -367,7 +603,8 @@ export class SandboxService {
       labels: meta?.labels ?? {},
       effective: meta?.effective ?? {},
       requestFingerprint: meta?.requestFingerprint ?? '',
-      state: reason === 'EXITED' && r.state === 'STATE_COMPLETED' ? 'STATE_COMPLETED' : 'STATE_FAILED',
+      state:
+        reason === 'EXITED' && r.state === 'STATE_COMPLETED' ? 'STATE_COMPLETED' : 'STATE_FAILED',
       stateReason: reason,
       message: r.unrecoverable?.message ?? `found at runner startup and reaped (${reason})`,
       createTime: meta ? new Date(meta.createTime) : r.startedAt,
@@ -418,7 +655,7 @@ export class SandboxService {
     let running = 0;
     for (const rec of this.records.values()) {
       if (!holdsCapacity(rec)) continue;
-      cpu += rec.allocation.cpuMillis;
+      cpu += heldCpuMillis(rec);
       mem += rec.allocation.memoryBytes;
       running++;
     }
@@ -432,10 +669,14 @@ export class SandboxService {
 
   private checkCapacity(want: { cpuMillis: number; memoryBytes: number }): void {
     const free = this.capacity();
-    if (free.sandboxesRunning >= free.sandboxesMax) throw runnerErrors.atCapacity(`${free.sandboxesRunning}/${free.sandboxesMax} sandboxes`);
-    if (want.cpuMillis > free.cpuMillisFree) throw runnerErrors.atCapacity(`${want.cpuMillis}m CPU wanted, ${free.cpuMillisFree}m free`);
+    if (free.sandboxesRunning >= free.sandboxesMax)
+      throw runnerErrors.atCapacity(`${free.sandboxesRunning}/${free.sandboxesMax} sandboxes`);
+    if (want.cpuMillis > free.cpuMillisFree)
+      throw runnerErrors.atCapacity(`${want.cpuMillis}m CPU wanted, ${free.cpuMillisFree}m free`);
     if (want.memoryBytes > free.memoryBytesFree) {
-      throw runnerErrors.atCapacity(`${want.memoryBytes} bytes of memory wanted, ${free.memoryBytesFree} free`);
+      throw runnerErrors.atCapacity(
+        `${want.memoryBytes} bytes of memory wanted, ${free.memoryBytesFree} free`,
+      );
     }
   }
 
@@ -457,6 +698,7 @@ export class SandboxService {
 
   /** Clears timers. Sandboxes keep running: the next runner process adopts them. */
   close(): void {
+    clearInterval(this.idleSweep);
     for (const t of this.lifetimeTimers.values()) clearTimeout(t);
     this.lifetimeTimers.clear();
   }
@@ -488,7 +730,15 @@ export class SandboxService {
     const next = applyStateChange(rec, change);
     if (!next) return;
     this.records.set(sandboxId, next);
-    if (isTerminalSandboxState(next.state)) this.disarmLifetime(sandboxId);
+    if (isTerminalSandboxState(next.state)) {
+      this.disarmLifetime(sandboxId);
+      this.idle.forget(sandboxId);
+    } else if (next.state === 'STATE_PAUSED') {
+      // Paused time does not count against the lifetime: the timer is re-armed on resume.
+      this.disarmLifetime(sandboxId);
+    } else if (rec.state === 'STATE_PAUSED') {
+      this.armLifetime(next);
+    }
     this.emit(next);
   }
 
@@ -496,7 +746,12 @@ export class SandboxService {
     this.transition(sandboxId, { state: 'STATE_TERMINATING', reason, at: this.d.clock.now() });
     this.d.backend.stop(sandboxId, graceSeconds, reason).catch((e: unknown) => {
       this.d.log.error('Failed to stop sandbox', { sandboxId, reason, error: String(e) });
-      this.transition(sandboxId, { state: 'STATE_FAILED', reason, message: `stop failed: ${String(e)}`, at: this.d.clock.now() });
+      this.transition(sandboxId, {
+        state: 'STATE_FAILED',
+        reason,
+        message: `stop failed: ${String(e)}`,
+        at: this.d.clock.now(),
+      });
     });
   }
 
@@ -505,12 +760,15 @@ export class SandboxService {
     this.disarmLifetime(rec.sandboxId);
     const ms = Math.max(0, rec.deadline.getTime() - this.d.clock.now().getTime());
     // setTimeout caps at 2^31-1 ms (~24.8 days); a longer lifetime re-arms when the timer fires.
-    const t = setTimeout(() => {
-      const cur = this.records.get(rec.sandboxId);
-      if (!cur || isTerminalSandboxState(cur.state)) return;
-      if (cur.deadline.getTime() > this.d.clock.now().getTime()) return this.armLifetime(cur);
-      this.stop(rec.sandboxId, 0, 'LIFETIME_EXPIRED');
-    }, Math.min(ms, 2 ** 31 - 1));
+    const t = setTimeout(
+      () => {
+        const cur = this.records.get(rec.sandboxId);
+        if (!cur || isTerminalSandboxState(cur.state) || cur.state === 'STATE_PAUSED') return;
+        if (cur.deadline.getTime() > this.d.clock.now().getTime()) return this.armLifetime(cur);
+        this.stop(rec.sandboxId, 0, 'LIFETIME_EXPIRED');
+      },
+      Math.min(ms, 2 ** 31 - 1),
+    );
     t.unref();
     this.lifetimeTimers.set(rec.sandboxId, t);
   }
@@ -546,7 +804,28 @@ export class SandboxService {
   private view(rec: SandboxRecord): Sandbox {
     const sandbox = toSandbox(rec, this.d.identity);
     const containerStatuses = this.d.backend.containerStatuses?.(rec.sandboxId);
-    return containerStatuses ? { ...sandbox, status: { ...sandbox.status, containerStatuses } } : sandbox;
+    const usage = isTerminalSandboxState(rec.state) ? undefined : this.usage.get(rec.sandboxId);
+    return {
+      ...sandbox,
+      status: {
+        ...sandbox.status,
+        ...(containerStatuses ? { containerStatuses } : {}),
+        ...(usage ? { resourceUsage: usage } : {}),
+      },
+    };
   }
 }
 
+/** A backend without pause (Kubernetes: a pod cannot be frozen through the API) refuses it by name. */
+function cannotPause(kind: string): PaddockError {
+  return new PaddockError('failed_precondition', `the ${kind} backend cannot pause sandboxes`, {
+    reason: 'CWSANDBOX_NOT_IMPLEMENTED',
+    violations: [
+      {
+        field: 'pause',
+        rule: 'runner_capability',
+        description: `pause and resume are not supported by the ${kind} backend`,
+      },
+    ],
+  });
+}

@@ -22,6 +22,7 @@ from ._streams import StreamReader
 from ._types import SandboxStatus
 from .exceptions import (
     CWSandboxError,
+    SandboxError,
     SandboxFailedError,
     SandboxNotFoundError,
     SandboxNotRunningError,
@@ -89,6 +90,7 @@ class Sandbox:
         annotations: Optional[Mapping[str, str]] = None,
         placement_mode: Optional[str] = None,
         services: Optional[Sequence[Mapping[str, Any]]] = None,
+        file_system_snapshot: Any = None,
     ) -> None:
         d = defaults or SandboxDefaults()
         options = SandboxOptions(
@@ -105,6 +107,7 @@ class Sandbox:
             annotations=annotations,
             placement_mode=placement_mode,
             services=services,
+            file_system_snapshot=file_system_snapshot,
         )
         self._setup(_transport_for(resolve_config(base_url=base_url, api_key=api_key, request_timeout_seconds=request_timeout_seconds, defaults=d)))
         # Built now, so a bad option fails here, naming itself, before anything is sent.
@@ -118,6 +121,8 @@ class Sandbox:
         self._request_id = ""
         self._view: Optional[Dict[str, Any]] = None
         self._lock = threading.Lock()
+        #: The first snapshot a ``stop_with_snapshot()`` took, once it has.
+        self.file_system_snapshot_id: Optional[str] = None
         self._start_ref: Optional[OperationRef[None]] = None
         self._stop_ref: Optional[OperationRef[None]] = None
         self._status_updated_at: Optional[datetime] = None
@@ -609,9 +614,70 @@ class Sandbox:
         query = LogQuery(follow=follow, tail_lines=tail_lines, since_time=since_time, timestamps=timestamps, timeout_seconds=timeout_seconds)
         return open_log_stream(self._transport, self._started_id(), query)
 
+    # -- pause, resume, snapshots ---------------------------------------------------------------
+
+    def pause(self) -> OperationRef[None]:
+        """Freezes the sandbox (``paused``): its processes keep their memory and its lifetime
+        stops. Any exec, file or log call (or ``resume()``) resumes it. Idempotent."""
+        return OperationRef.start(lambda: self._apply(self._transport.json("POST", sandbox_path(self._started_id(), ":pause"), json_body={})), "paddock-pause")
+
+    def resume(self) -> OperationRef[None]:
+        """Resumes a paused sandbox where it stopped. Idempotent."""
+        return OperationRef.start(lambda: self._apply(self._transport.json("POST", sandbox_path(self._started_id(), ":resume"), json_body={})), "paddock-resume")
+
+    def snapshot(self, volume: str = "workspace", request_id: Optional[str] = None, timeout: float = 600.0) -> OperationRef[Dict[str, Any]]:
+        """Snapshots the sandbox's disk (the ``workspace`` volume) and completes with the snapshot
+        (a ``FileSystemSnapshot`` dict) once it is READY; a FAILED one raises with its reason.
+        Restore it into a new sandbox with ``volumes=[{"name": "workspace", "scratch":
+        {"restoreFromSnapshotId": id}}]``."""
+        token = request_id or str(uuid.uuid4())
+
+        def run() -> Dict[str, Any]:
+            made = self._transport.json("POST", sandbox_path(self._started_id(), ":snapshot"), json_body={"requestId": token, "scratchVolumeName": volume})
+            return wait_for_snapshot(self._transport, str(made["fileSystemSnapshotId"]), timeout)
+
+        return OperationRef.start(run, "paddock-snapshot")
+
+    def stop_with_snapshot(self, volumes: Sequence[str] = ("workspace",), graceful_shutdown_seconds: float = 0.0) -> OperationRef[List[str]]:
+        """Stops the sandbox with its volumes snapshotted first (``stop(snapshot_on_stop=True)``
+        of the product's client); completes with one snapshot id per volume, in order, once the
+        sandbox has ended. ``file_system_snapshot_id`` then holds the first."""
+
+        def run() -> List[str]:
+            sandbox_id = self._started_id()
+            query: Dict[str, Any] = {"gracePeriodSeconds": int(graceful_shutdown_seconds + 0.999), "snapshotVolumes": list(volumes), "requestId": str(uuid.uuid4())}
+            answer = self._transport.json("DELETE", sandbox_path(sandbox_id), query=query)
+            ids = [str(i) for i in (answer.get("fileSystemSnapshotIds") or [])] if isinstance(answer, dict) else []
+            if ids:
+                self.file_system_snapshot_id = ids[0]
+            if isinstance(answer, dict) and isinstance(answer.get("sandbox"), dict):
+                self._apply(answer["sandbox"])
+            self._wait_until("ended", lambda s: s.is_terminal, graceful_shutdown_seconds + _STOP_CONFIRM_SECONDS)
+            _owned.discard(self)
+            return ids
+
+        return OperationRef.start(run, "paddock-stop-snapshot")
+
     def __repr__(self) -> str:
         status = self.status.value if self.status else "not started"
         return f"<Sandbox {self.sandbox_id or '(unsaved)'} {status}>"
+
+
+def wait_for_snapshot(transport: Transport, snapshot_id: str, timeout: float) -> Dict[str, Any]:
+    """Polls a file-system snapshot until READY (returned) or FAILED (raised, with its reason)."""
+    deadline = time.monotonic() + timeout
+    interval = 0.05
+    while True:
+        snap = transport.json("GET", f"/v1/fileSystemSnapshots/{snapshot_id}")
+        state = snap.get("state")
+        if state == "SNAPSHOT_STATE_READY":
+            return dict(snap)
+        if state != "SNAPSHOT_STATE_CREATING":
+            raise SandboxError(f"snapshot {snapshot_id} is {state}: {snap.get('stateReason') or 'no reason'}")
+        if time.monotonic() > deadline:
+            raise SandboxTimeoutError(f"snapshot {snapshot_id} was not READY within {timeout} s")
+        time.sleep(interval)
+        interval = min(1.0, interval * 1.5)
 
 
 def _stop_owned_at_exit() -> None:

@@ -31,6 +31,8 @@ class SandboxOptions:
     annotations: Optional[Mapping[str, str]] = None
     placement_mode: Optional[str] = None
     services: Optional[Sequence[Mapping[str, Any]]] = None
+    #: Start from a file-system snapshot: its id, or ``{"file_system_snapshot_id": id, "name": "workspace"}``.
+    file_system_snapshot: Any = None
 
 
 def _mounted_file(entry: Mapping[str, Any], index: int) -> Dict[str, str]:
@@ -59,6 +61,14 @@ def _mode(value: Any) -> str:
         return PlacementMode(str(getattr(value, "value", value)).lower()).to_mode()
     except ValueError:
         raise ValueError(f"placement_mode must be one of unspecified, serverless, cks; got {value!r}") from None
+
+
+def _restore_volume(value: Any) -> Dict[str, Any]:
+    snapshot_id = value if isinstance(value, str) else value.get("file_system_snapshot_id") if isinstance(value, Mapping) else None
+    name = value.get("name", "workspace") if isinstance(value, Mapping) else "workspace"
+    if not isinstance(snapshot_id, str) or not snapshot_id:
+        raise ValueError("file_system_snapshot must be a snapshot id, or a mapping with file_system_snapshot_id")
+    return {"name": str(name), "scratch": {"restoreFromSnapshotId": snapshot_id}}
 
 
 def _merged_tags(defaults: SandboxDefaults, tags: Optional[Sequence[str]]) -> List[str]:
@@ -107,6 +117,8 @@ def build_spec(options: SandboxOptions, defaults: SandboxDefaults) -> Dict[str, 
         spec["annotations"] = {str(k): str(v) for k, v in annotations.items()}
     if options.services:
         spec["services"] = [camelize(s) for s in options.services]
+    if options.file_system_snapshot is not None:
+        spec["volumes"] = [_restore_volume(options.file_system_snapshot)]
     runner_ids = options.runner_ids if options.runner_ids is not None else defaults.runner_ids
     mode = options.placement_mode or defaults.placement_mode
     if runner_ids:

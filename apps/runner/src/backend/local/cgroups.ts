@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /**
@@ -21,6 +21,12 @@ export interface CpuSteadyQuota {
 }
 
 export const V1_CONTROLLERS = ['pids', 'memory', 'cpu'] as const;
+/**
+ * v1 hierarchies a sandbox also joins when the host mounts them (after the required three, so
+ * positional reads of those stay valid): the freezer pauses a sandbox, cpuacct measures its CPU
+ * use where it is not co-mounted with cpu. A host without them runs sandboxes that cannot pause.
+ */
+export const V1_OPTIONAL_CONTROLLERS = ['freezer', 'cpuacct'] as const;
 export const SUPERVISORS_GROUP = '_supervisors';
 /** Cgroup names of warm slots: sandbox ids cannot start with an underscore, so they never collide. */
 export const WARM_GROUP_PREFIX = '_warm-';
@@ -72,11 +78,17 @@ export class RunnerCgroups {
     readonly tree: string,
   ) {}
 
+  private controllers?: string[];
+
   /** The runner-level directories, one per hierarchy. */
   runnerDirs(): string[] {
-    return this.mode === 'v1'
-      ? V1_CONTROLLERS.map((c) => join(this.root, c, 'paddock', this.tree))
-      : [join(this.root, 'paddock', this.tree)];
+    return this.mode === 'v1' ? this.v1Controllers().map((c) => join(this.root, c, 'paddock', this.tree)) : [join(this.root, 'paddock', this.tree)];
+  }
+
+  /** The required v1 controllers plus the optional ones mounted as hierarchies of their own. */
+  private v1Controllers(): string[] {
+    this.controllers ??= [...V1_CONTROLLERS, ...V1_OPTIONAL_CONTROLLERS.filter((c) => separateHierarchy(this.root, c))];
+    return this.controllers;
   }
 
   /** The sandbox's directories; the first one's `cgroup.procs` lists every process of the sandbox. */
@@ -177,6 +189,8 @@ export class RunnerCgroups {
   async killAndRemove(sandboxId: string, timeoutMs = 10_000): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     const killFile = this.killFile(sandboxId);
+    // Frozen processes take no signal (not even SIGKILL under the v1 freezer): thaw them first.
+    thawQuietly(this.boxDirs(sandboxId));
     for (;;) {
       const pids = this.boxDirs(sandboxId).flatMap((d) => readPids(join(d, 'cgroup.procs')));
       if (pids.length === 0) break;
@@ -236,6 +250,29 @@ export class RunnerCgroups {
           // busy or already gone: the caller checks emptiness separately
         }
       }
+    }
+  }
+}
+
+/** True when `<root>/<ctrl>` is a mounted hierarchy that is not one of the required ones under another name. */
+function separateHierarchy(root: string, ctrl: string): boolean {
+  const dir = join(root, ctrl);
+  if (!existsSync(join(dir, 'cgroup.procs'))) return false;
+  try {
+    const real = realpathSync(dir);
+    return V1_CONTROLLERS.every((c) => realpathSync(join(root, c)) !== real);
+  } catch {
+    return false;
+  }
+}
+
+function thawQuietly(dirs: string[]): void {
+  for (const d of dirs) {
+    try {
+      writeIfExists(join(d, 'freezer.state'), 'THAWED');
+      writeIfExists(join(d, 'cgroup.freeze'), '0');
+    } catch {
+      // gone already
     }
   }
 }

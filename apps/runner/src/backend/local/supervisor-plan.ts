@@ -44,6 +44,8 @@ export const SupervisorPlanSchema = z.strictObject({
   logCapBytes: z.number().int().positive(),
   /** Files placed on the sandbox's disk before it starts: a path relative to the disk, base64 content. */
   files: z.array(z.strictObject({ rel: path, b64: z.string(), mode: count.optional() })),
+  /** A file-system snapshot (tar) extracted onto the fresh disk before the files and the start. */
+  restoreArchive: path.optional(),
   /** The sandbox's egress network namespace, entered by the launcher before bwrap (absent: loopback only). */
   netns: path.optional(),
   /** The primary container's name (the `container` of exec, files and logs that means it). */

@@ -1,0 +1,59 @@
+import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
+import { waitFor } from '@paddock/testing';
+import { isPaddockError, type PaddockError, type SandboxStateEvent } from '@paddock/contracts';
+import { KubernetesBackend } from '../../src/backend/kubernetes';
+import { PolicyHolder } from '../../src/policy/policy-holder';
+import { SandboxService } from '../../src/service/sandbox-service';
+import { createRestrictedNamespace } from './support';
+
+const NS = 'paddock-sandboxes-runner-k';
+const ORG = 'org-1';
+const quiet = { info: (): void => undefined, warn: (): void => undefined, error: (): void => undefined };
+
+/**
+ * A pod cannot be frozen through the Kubernetes API (and no runtime class here offers it), so the
+ * Kubernetes backend does not pretend: pause and resume are refused naming the capability, and the
+ * sandbox keeps running.
+ */
+describe('Kubernetes backend: pause is refused by name', () => {
+  let server: K8sTestServer;
+  let backend: KubernetesBackend;
+  let service: SandboxService;
+  const events: SandboxStateEvent[] = [];
+
+  beforeAll(async () => {
+    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    await createRestrictedNamespace(server.kubeConfig(), NS);
+    backend = new KubernetesBackend({ runnerId: 'runner-k', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [] });
+    service = new SandboxService({
+      backend,
+      identity: { runnerId: 'runner-k', organizationId: ORG, clusterId: 'c', zone: 'z', runnerGroupId: 'default' },
+      policy: new PolicyHolder(),
+      capacity: { cpuMillis: 64_000, memoryBytes: 64 * 1024 ** 3, sandboxes: 10 },
+      caps: { pidsMax: 512, diskBytes: 1024 ** 3, openFilesMax: 4096 },
+      publishState: (e) => void events.push(e),
+      clock: { now: () => new Date() },
+      log: quiet,
+    });
+  });
+  afterAll(async () => {
+    service.close();
+    await backend.close();
+    await server.close();
+  });
+
+  it('refuses pause with a runner_capability violation naming pause, and leaves the sandbox RUNNING', async () => {
+    await service.create({ sandboxId: 'k-1', organizationId: ORG, spec: { containers: [{ name: 'main', image: 'paddock/base:1' }] } });
+    await waitFor(() => events.find((e) => e.sandboxId === 'k-1' && e.state === 'STATE_RUNNING'), { what: 'k-1 RUNNING' });
+    const err = await service.pause({ sandboxId: 'k-1', organizationId: ORG }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isPaddockError(err)).toBe(true);
+    expect(err as PaddockError).toMatchObject({ code: 'failed_precondition', reason: 'CWSANDBOX_NOT_IMPLEMENTED' });
+    expect((err as PaddockError).violations).toEqual([{ field: 'pause', rule: 'runner_capability', description: 'pause and resume are not supported by the kubernetes backend' }]);
+    // Nothing is paused, so there is nothing to resume: the running sandbox comes back as it is.
+    expect((await service.resume({ sandboxId: 'k-1', organizationId: ORG })).status.state).toBe('STATE_RUNNING');
+    expect(service.get({ sandboxId: 'k-1', organizationId: ORG }).status.state).toBe('STATE_RUNNING');
+  });
+});
