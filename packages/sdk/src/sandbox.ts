@@ -134,7 +134,7 @@ export class Sandbox {
       ...(opts.tags ? { tags: [...(spec.tags ?? []), ...opts.tags] } : {}),
       // Runner ids only make sense for the organization's own runners (SANDBOX_MODE_CKS).
       ...(opts.runnerIds ? { runnerIds: opts.runnerIds, mode: spec.mode ?? 'SANDBOX_MODE_CKS' } : {}),
-      ...(opts.fileSystemSnapshotId ? { volumes: [...((spec.volumes as unknown[] | undefined) ?? []), { name: 'workspace', scratch: { restoreFromSnapshotId: opts.fileSystemSnapshotId } }] } : {}),
+      ...(opts.fileSystemSnapshotId ? { volumes: [...(spec.volumes ?? []), { name: 'workspace', scratch: { restoreFromSnapshotId: opts.fileSystemSnapshotId } }] } : {}),
     };
     const requestId = opts.requestId ?? randomUUID();
     const res = await client.json<SandboxResource>('POST', '/v1/sandboxes', { body: { spec: full, requestId }, idempotent: true });

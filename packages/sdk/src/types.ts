@@ -60,8 +60,11 @@ export interface SandboxSpec {
   containers?: ContainerSpec[];
   primaryContainer?: string;
   initContainers?: ContainerSpec[];
-  /** Scratch volumes: `{ name, scratch: { size: '1Gi', medium: 'STORAGE_MEDIUM_DISK' | 'STORAGE_MEDIUM_MEMORY' } }`. */
-  volumes?: { name: string; scratch?: { size?: string; medium?: string } }[];
+  /**
+   * Scratch volumes: `{ name, scratch: { size: '1Gi', medium: 'STORAGE_MEDIUM_DISK' | 'STORAGE_MEDIUM_MEMORY' } }`;
+   * `scratch.restoreFromSnapshotId` fills one from a file-system snapshot.
+   */
+  volumes?: { name: string; scratch?: { size?: string; medium?: string; restoreFromSnapshotId?: string } }[];
   services?: ServiceSpec[];
   maxLifetimeSeconds?: number;
   tags?: string[];

@@ -168,7 +168,7 @@ export class SandboxService {
     const existing = this.records.get(req.sandboxId);
     if (existing) {
       if (existing.requestFingerprint !== fingerprint)
-        throw runnerErrors.alreadyExists(req.sandboxId);
+        {throw runnerErrors.alreadyExists(req.sandboxId);}
       return this.view(existing);
     }
     const capabilities = this.d.backend.capabilities();
@@ -273,7 +273,7 @@ export class SandboxService {
       throw runnerErrors.sandboxNotFound(req.sandboxId);
     }
     if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING')
-      return { sandbox: this.view(rec) };
+      {return { sandbox: this.view(rec) };}
     this.stop(rec.sandboxId, req.gracePeriodSeconds, 'STOPPED_BY_USER');
     return { sandbox: this.view(this.mustGet(rec.sandboxId)) };
   }
@@ -311,7 +311,7 @@ export class SandboxService {
     const req = parse(DeleteLogsRequestSchema, body);
     const rec = this.find(req.organizationId, req.sandboxId);
     if (!isTerminalSandboxState(rec.state))
-      throw runnerErrors.notTerminal(rec.sandboxId, rec.state);
+      {throw runnerErrors.notTerminal(rec.sandboxId, rec.state);}
     await this.d.backend.deleteLogs(rec.sandboxId);
     this.records.set(rec.sandboxId, { ...rec, logsDeleted: true });
     return {};
@@ -399,9 +399,9 @@ export class SandboxService {
       // Its CPU request was released while paused: it must fit again.
       const free = this.capacity().cpuMillisFree;
       if (rec.allocation.cpuMillis > free)
-        throw runnerErrors.atCapacity(
+        {throw runnerErrors.atCapacity(
           `resuming needs ${rec.allocation.cpuMillis}m CPU, ${free}m free`,
-        );
+        );}
       await resume(sandboxId);
       this.transition(sandboxId, { state: 'STATE_RUNNING', at: this.d.clock.now() });
       return this.mustGet(sandboxId);
@@ -484,7 +484,7 @@ export class SandboxService {
     const rec = this.find(organizationId, sandboxId);
     if (rec.state === 'STATE_RUNNING') return rec;
     if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING')
-      throw runnerErrors.terminated(sandboxId, rec.state);
+      {throw runnerErrors.terminated(sandboxId, rec.state);}
     throw runnerErrors.notRunning(sandboxId, rec.state);
   }
 
@@ -494,7 +494,7 @@ export class SandboxService {
     // Another tenant's sandbox is reported as absent, never as forbidden: ids are not a secret
     // channel between organizations.
     if (!rec || rec.organizationId !== organizationId)
-      throw runnerErrors.sandboxNotFound(sandboxId);
+      {throw runnerErrors.sandboxNotFound(sandboxId);}
     return rec;
   }
 
@@ -530,10 +530,10 @@ export class SandboxService {
       this.recordReaped(r, verdict.meta, verdict.reason);
     }
     if (found.length)
-      this.d.log.info('Recovered sandboxes', {
+      {this.d.log.info('Recovered sandboxes', {
         adopted: report.adopted.length,
         reaped: report.reaped.length,
-      });
+      });}
     return report;
   }
 
@@ -550,7 +550,7 @@ export class SandboxService {
     if (r.unrecoverable) return { adopt: false, meta, reason: r.unrecoverable.reason };
     if (isTerminalSandboxState(r.state)) return { adopt: false, meta, reason: 'EXITED' };
     if (r.deadline.getTime() <= this.d.clock.now().getTime())
-      return { adopt: false, meta, reason: 'LIFETIME_EXPIRED' };
+      {return { adopt: false, meta, reason: 'LIFETIME_EXPIRED' };}
     return { adopt: true, meta };
   }
 
@@ -670,9 +670,9 @@ export class SandboxService {
   private checkCapacity(want: { cpuMillis: number; memoryBytes: number }): void {
     const free = this.capacity();
     if (free.sandboxesRunning >= free.sandboxesMax)
-      throw runnerErrors.atCapacity(`${free.sandboxesRunning}/${free.sandboxesMax} sandboxes`);
+      {throw runnerErrors.atCapacity(`${free.sandboxesRunning}/${free.sandboxesMax} sandboxes`);}
     if (want.cpuMillis > free.cpuMillisFree)
-      throw runnerErrors.atCapacity(`${want.cpuMillis}m CPU wanted, ${free.cpuMillisFree}m free`);
+      {throw runnerErrors.atCapacity(`${want.cpuMillis}m CPU wanted, ${free.cpuMillisFree}m free`);}
     if (want.memoryBytes > free.memoryBytesFree) {
       throw runnerErrors.atCapacity(
         `${want.memoryBytes} bytes of memory wanted, ${free.memoryBytesFree} free`,

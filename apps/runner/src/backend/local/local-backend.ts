@@ -325,9 +325,9 @@ export class LocalBackend implements SandboxBackend {
 
   async launch(spec: LaunchSpec): Promise<void> {
     if (this.closed)
-      throw new PaddockError('unavailable', 'the local backend is closed', {
+      {throw new PaddockError('unavailable', 'the local backend is closed', {
         reason: 'CWSANDBOX_RUNNER_UNAVAILABLE',
-      });
+      });}
     if (!isSafeId(spec.sandboxId)) {
       throw new PaddockError(
         'invalid_argument',
@@ -393,7 +393,7 @@ export class LocalBackend implements SandboxBackend {
     try {
       stored = await (this.imageCache() as ImageStore).ensure(spec.image, (message) => {
         if (rec.state === 'STATE_CREATING')
-          this.recordEvent(rec, { state: 'STATE_CREATING', message });
+          {this.recordEvent(rec, { state: 'STATE_CREATING', message });}
       });
     } catch (e) {
       const reason = e instanceof ImagePullError ? e.reason : 'FAILED_TO_START';
@@ -408,7 +408,7 @@ export class LocalBackend implements SandboxBackend {
     }
     // Stopped (and reaped) while its image was being pulled.
     if (this.closed || isTerminalSandboxState(rec.state) || this.sandboxes.get(rec.id) !== rec)
-      return;
+      {return;}
     writeFileSync(join(rec.dir, IMAGE_DIGEST_FILE), stored.digest);
     await this.start(
       rec,
@@ -497,7 +497,7 @@ export class LocalBackend implements SandboxBackend {
       // A slot's supervisor that is gone took its launcher with it: the plan is then started the
       // ordinary way, in the same (renamed, limited) cgroups.
       if (!(slot && (await (this.warm as WarmSlots).handOff(slot, planPath))))
-        (this.zygote as SupervisorZygote).start(planPath);
+        {(this.zygote as SupervisorZygote).start(planPath);}
       this.watch(rec, false);
       setImmediate(() => this.refillWarm());
     } catch (e) {
@@ -555,9 +555,9 @@ export class LocalBackend implements SandboxBackend {
           : undefined;
     if (!egress) return undefined;
     if (!this.net.available())
-      throw new Error(
+      {throw new Error(
         `egress needs ${this.o.ipPath} and ${this.o.nftPath} (apt-get install iproute2 nftables)`,
-      );
+      );}
     return this.net.setup(spec.sandboxId, egress);
   }
 
@@ -625,7 +625,7 @@ export class LocalBackend implements SandboxBackend {
     rec.backstop = setTimeout(
       () => {
         if (!isTerminalSandboxState(rec.state))
-          void this.reap(rec.id, 'LIFETIME_EXPIRED').catch(() => undefined);
+          {void this.reap(rec.id, 'LIFETIME_EXPIRED').catch(() => undefined);}
       },
       Math.max(0, Math.min(due, 2 ** 31 - 1)),
     );
@@ -656,7 +656,7 @@ export class LocalBackend implements SandboxBackend {
     if (rec.pulling) return this.reap(sandboxId, reason);
     // Seen by a supervisor that has not opened its socket yet; it then never starts the sandbox.
     if (!existsSync(join(rec.dir, 'stop-reason')))
-      writeFileSync(join(rec.dir, 'stop-reason'), reason);
+      {writeFileSync(join(rec.dir, 'stop-reason'), reason);}
     // A sandbox launched a moment ago may not have its supervisor yet: give the zygote time to fork it.
     for (let i = 0; rec.supervisorPid === undefined && i < 200; i++) {
       rec.supervisorPid = readPid(join(rec.dir, 'supervisor.pid'));
@@ -806,7 +806,7 @@ export class LocalBackend implements SandboxBackend {
     // The supervisor has exited (the sandbox ended): nothing appends to the file any more.
     const dir = this.record(sandboxId).dir;
     for (const f of readdirSync(dir))
-      if (f === 'log' || f.startsWith('log.')) rmSync(join(dir, f), { force: true });
+      {if (f === 'log' || f.startsWith('log.')) rmSync(join(dir, f), { force: true });}
   }
 
   async *logs(sandboxId: string, req: LogRequest): AsyncIterable<LogChunk> {
@@ -869,7 +869,7 @@ export class LocalBackend implements SandboxBackend {
       // Paused: the lifetime has not run since the pause, so what is left of it starts again now.
       const pausedAt = rec.state === 'STATE_PAUSED' ? pausedAtMs(dir) : undefined;
       if (pausedAt !== undefined)
-        rec.deadline = new Date(rec.deadline.getTime() + Math.max(0, Date.now() - pausedAt));
+        {rec.deadline = new Date(rec.deadline.getTime() + Math.max(0, Date.now() - pausedAt));}
       const pid = readPid(join(dir, 'supervisor.pid'));
       rec.supervisorPid = pid;
       const supervisorAlive = pid !== undefined && isOurSupervisor(pid, this.scriptPath());
@@ -931,7 +931,7 @@ export class LocalBackend implements SandboxBackend {
     ) {
       try {
         if (!existsSync(join(rec.dir, 'stop-reason')))
-          writeFileSync(join(rec.dir, 'stop-reason'), reason);
+          {writeFileSync(join(rec.dir, 'stop-reason'), reason);}
         await request(this.socketPath(rec), { op: 'stop', grace: 0, reason });
         await Promise.race([rec.terminal, delay(10_000)]);
       } catch {
