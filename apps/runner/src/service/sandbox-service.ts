@@ -107,9 +107,7 @@ export function execFailure(rec: SandboxRecord, e: unknown): PaddockError {
   if (isPaddockError(e)) return e;
   const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
   if (typeof code === 'string' && SANDBOX_GONE.has(code)) {
-    return isTerminalSandboxState(rec.state)
-      ? runnerErrors.terminated(rec.sandboxId, rec.state)
-      : runnerErrors.notRunning(rec.sandboxId, 'ending');
+    return isTerminalSandboxState(rec.state) ? runnerErrors.terminated(rec.sandboxId, rec.state) : runnerErrors.notRunning(rec.sandboxId, 'ending');
   }
   return toPaddockError(e);
 }
@@ -160,15 +158,10 @@ export class SandboxService {
     // The spec goes to the policy engine as sent: it checks structure and policy in one pass and
     // names every violation. Only an admitted spec is parsed into its typed form.
     const req = parse(CreateEnvelopeSchema, body);
-    const fingerprint = canonicalJson({
-      organizationId: req.organizationId,
-      spec: req.spec,
-      labels: req.labels ?? {},
-    });
+    const fingerprint = canonicalJson({ organizationId: req.organizationId, spec: req.spec, labels: req.labels ?? {} });
     const existing = this.records.get(req.sandboxId);
     if (existing) {
-      if (existing.requestFingerprint !== fingerprint)
-        {throw runnerErrors.alreadyExists(req.sandboxId);}
+      if (existing.requestFingerprint !== fingerprint) throw runnerErrors.alreadyExists(req.sandboxId);
       return this.view(existing);
     }
     const capabilities = this.d.backend.capabilities();
@@ -211,10 +204,7 @@ export class SandboxService {
     this.records.set(rec.sandboxId, rec);
     this.emit(rec);
     this.armLifetime(rec);
-    this.idle.track(
-      rec.sandboxId,
-      this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0,
-    );
+    this.idle.track(rec.sandboxId, this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0);
     const launch = toLaunchSpec({
       sandboxId: rec.sandboxId,
       organizationId: rec.organizationId,
@@ -225,20 +215,14 @@ export class SandboxService {
       meta,
     });
     try {
-      const restoreArchive = await this.snapshots.restoreArchiveFor(
-        rec.organizationId,
-        spec,
-        '/tmp',
-      );
+      const restoreArchive = await this.snapshots.restoreArchiveFor(rec.organizationId, spec, '/tmp');
       await this.d.backend.launch(restoreArchive ? { ...launch, restoreArchive } : launch);
     } catch (e) {
       const err = toPaddockError(e);
       this.transition(rec.sandboxId, {
         state: 'STATE_FAILED',
         reason: 'FAILED_TO_START',
-        message: err.reason?.startsWith('CWSANDBOX_FSS_')
-          ? `${err.reason}: ${err.message}`
-          : err.message,
+        message: err.reason?.startsWith('CWSANDBOX_FSS_') ? `${err.reason}: ${err.message}` : err.message,
         at: this.d.clock.now(),
       });
     }
@@ -272,8 +256,7 @@ export class SandboxService {
       if (req.allowMissing) return {};
       throw runnerErrors.sandboxNotFound(req.sandboxId);
     }
-    if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING')
-      {return { sandbox: this.view(rec) };}
+    if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING') return { sandbox: this.view(rec) };
     this.stop(rec.sandboxId, req.gracePeriodSeconds, 'STOPPED_BY_USER');
     return { sandbox: this.view(this.mustGet(rec.sandboxId)) };
   }
@@ -310,8 +293,7 @@ export class SandboxService {
   async deleteLogs(body: unknown): Promise<Record<string, never>> {
     const req = parse(DeleteLogsRequestSchema, body);
     const rec = this.find(req.organizationId, req.sandboxId);
-    if (!isTerminalSandboxState(rec.state))
-      {throw runnerErrors.notTerminal(rec.sandboxId, rec.state);}
+    if (!isTerminalSandboxState(rec.state)) throw runnerErrors.notTerminal(rec.sandboxId, rec.state);
     await this.d.backend.deleteLogs(rec.sandboxId);
     this.records.set(rec.sandboxId, { ...rec, logsDeleted: true });
     return {};
@@ -324,9 +306,7 @@ export class SandboxService {
   /** Freezes a RUNNING sandbox; a PAUSED one is returned as it is. */
   async pause(body: unknown): Promise<Sandbox> {
     const req = parse(PauseSandboxRequestSchema, body);
-    return this.view(
-      await this.freeze(this.find(req.organizationId, req.sandboxId).sandboxId, 'PAUSED_BY_USER'),
-    );
+    return this.view(await this.freeze(this.find(req.organizationId, req.sandboxId).sandboxId, 'PAUSED_BY_USER'));
   }
 
   /** Thaws a PAUSED sandbox; a RUNNING one is returned as it is. */
@@ -372,10 +352,7 @@ export class SandboxService {
     if (this.freezeOps.get(sandboxId) === tail) this.freezeOps.delete(sandboxId);
   }
 
-  private freeze(
-    sandboxId: string,
-    reason: 'PAUSED_BY_USER' | 'IDLE_TIMEOUT',
-  ): Promise<SandboxRecord> {
+  private freeze(sandboxId: string, reason: 'PAUSED_BY_USER' | 'IDLE_TIMEOUT'): Promise<SandboxRecord> {
     return this.serialize(sandboxId, async () => {
       const rec = this.mustGet(sandboxId);
       if (rec.state === 'STATE_PAUSED') return rec;
@@ -398,10 +375,7 @@ export class SandboxService {
       if (!resume) throw cannotPause(this.d.backend.kind);
       // Its CPU request was released while paused: it must fit again.
       const free = this.capacity().cpuMillisFree;
-      if (rec.allocation.cpuMillis > free)
-        {throw runnerErrors.atCapacity(
-          `resuming needs ${rec.allocation.cpuMillis}m CPU, ${free}m free`,
-        );}
+      if (rec.allocation.cpuMillis > free) throw runnerErrors.atCapacity(`resuming needs ${rec.allocation.cpuMillis}m CPU, ${free}m free`);
       await resume(sandboxId);
       this.transition(sandboxId, { state: 'STATE_RUNNING', at: this.d.clock.now() });
       return this.mustGet(sandboxId);
@@ -420,11 +394,7 @@ export class SandboxService {
     let out: SnapshotSandboxResponse | undefined;
     await this.serialize(rec.sandboxId, async () => {
       out = await this.snapshots.capture(body, rec.spec, rec.sandboxId);
-      this.d.log.info('Captured file-system snapshot', {
-        sandboxId: rec.sandboxId,
-        sizeBytes: out.sizeBytes,
-        frozenMs: Math.round(out.frozenMs),
-      });
+      this.d.log.info('Captured file-system snapshot', { sandboxId: rec.sandboxId, sizeBytes: out.sizeBytes, frozenMs: Math.round(out.frozenMs) });
       return this.mustGet(rec.sandboxId);
     });
     return out as SnapshotSandboxResponse;
@@ -445,9 +415,7 @@ export class SandboxService {
       // Idle again only after another full timeout (a failed pause is retried then, not at once).
       this.idle.touch(id);
       if (rec.state !== 'STATE_RUNNING' || this.freezeOps.has(id)) continue;
-      this.freeze(id, 'IDLE_TIMEOUT').catch((e: unknown) =>
-        this.d.log.warn('Idle pause failed', { sandboxId: id, error: String(e) }),
-      );
+      this.freeze(id, 'IDLE_TIMEOUT').catch((e: unknown) => this.d.log.warn('Idle pause failed', { sandboxId: id, error: String(e) }));
     }
   }
 
@@ -458,9 +426,7 @@ export class SandboxService {
   sampleUsage(): SandboxUsageMap {
     const read = this.d.backend.usage?.bind(this.d.backend);
     if (!read) return {};
-    const live = [...this.records.values()]
-      .filter((r) => r.state === 'STATE_RUNNING' || r.state === 'STATE_PAUSED')
-      .map((r) => r.sandboxId);
+    const live = [...this.records.values()].filter((r) => r.state === 'STATE_RUNNING' || r.state === 'STATE_PAUSED').map((r) => r.sandboxId);
     return this.usage.sample(live, read, this.d.clock.now());
   }
 
@@ -470,12 +436,7 @@ export class SandboxService {
       .filter((r) => !isTerminalSandboxState(r.state))
       .map((r) => {
         const usage = this.usage.get(r.sandboxId);
-        return {
-          sandboxId: r.sandboxId,
-          organizationId: r.organizationId,
-          state: r.state,
-          ...(usage ? { usage } : {}),
-        };
+        return { sandboxId: r.sandboxId, organizationId: r.organizationId, state: r.state, ...(usage ? { usage } : {}) };
       });
   }
 
@@ -483,8 +444,7 @@ export class SandboxService {
   requireRunning(organizationId: string, sandboxId: string): SandboxRecord {
     const rec = this.find(organizationId, sandboxId);
     if (rec.state === 'STATE_RUNNING') return rec;
-    if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING')
-      {throw runnerErrors.terminated(sandboxId, rec.state);}
+    if (isTerminalSandboxState(rec.state) || rec.state === 'STATE_TERMINATING') throw runnerErrors.terminated(sandboxId, rec.state);
     throw runnerErrors.notRunning(sandboxId, rec.state);
   }
 
@@ -493,8 +453,7 @@ export class SandboxService {
     const rec = this.records.get(sandboxId);
     // Another tenant's sandbox is reported as absent, never as forbidden: ids are not a secret
     // channel between organizations.
-    if (!rec || rec.organizationId !== organizationId)
-      {throw runnerErrors.sandboxNotFound(sandboxId);}
+    if (!rec || rec.organizationId !== organizationId) throw runnerErrors.sandboxNotFound(sandboxId);
     return rec;
   }
 
@@ -521,27 +480,18 @@ export class SandboxService {
       try {
         await this.d.backend.reap(r.sandboxId, verdict.reason);
       } catch (e) {
-        this.d.log.error('Failed to reap sandbox found at startup', {
-          sandboxId: r.sandboxId,
-          error: String(e),
-        });
+        this.d.log.error('Failed to reap sandbox found at startup', { sandboxId: r.sandboxId, error: String(e) });
       }
       report.reaped.push({ sandboxId: r.sandboxId, reason: verdict.reason });
       this.recordReaped(r, verdict.meta, verdict.reason);
     }
-    if (found.length)
-      {this.d.log.info('Recovered sandboxes', {
-        adopted: report.adopted.length,
-        reaped: report.reaped.length,
-      });}
+    if (found.length) this.d.log.info('Recovered sandboxes', { adopted: report.adopted.length, reaped: report.reaped.length });
     return report;
   }
 
   private judgeRecovered(
     r: RecoveredSandbox,
-  ):
-    | { adopt: true; meta: PersistedSandboxMeta }
-    | { adopt: false; meta: PersistedSandboxMeta | undefined; reason: SandboxStateReason } {
+  ): { adopt: true; meta: PersistedSandboxMeta } | { adopt: false; meta: PersistedSandboxMeta | undefined; reason: SandboxStateReason } {
     const meta = readSandboxMeta(r.labels);
     // Launched by another runner (a shared state dir, a renamed runner): not ours to serve.
     if (!meta || r.labels[RUNNER_ID_LABEL] !== this.d.identity.runnerId) {
@@ -549,8 +499,7 @@ export class SandboxService {
     }
     if (r.unrecoverable) return { adopt: false, meta, reason: r.unrecoverable.reason };
     if (isTerminalSandboxState(r.state)) return { adopt: false, meta, reason: 'EXITED' };
-    if (r.deadline.getTime() <= this.d.clock.now().getTime())
-      {return { adopt: false, meta, reason: 'LIFETIME_EXPIRED' };}
+    if (r.deadline.getTime() <= this.d.clock.now().getTime()) return { adopt: false, meta, reason: 'LIFETIME_EXPIRED' };
     return { adopt: true, meta };
   }
 
@@ -565,15 +514,9 @@ export class SandboxService {
       requestFingerprint: meta.requestFingerprint,
       state: r.state,
       createTime: new Date(meta.createTime),
-      ...(r.state === 'STATE_RUNNING' ||
-      r.state === 'STATE_TERMINATING' ||
-      r.state === 'STATE_PAUSED'
-        ? { startTime: r.startedAt }
-        : {}),
+      ...(r.state === 'STATE_RUNNING' || r.state === 'STATE_TERMINATING' || r.state === 'STATE_PAUSED' ? { startTime: r.startedAt } : {}),
       // The backend's deadline of a paused sandbox already leaves out the time paused so far.
-      ...(r.state === 'STATE_PAUSED'
-        ? { pausedAt: now, stateReason: 'PAUSED_BY_USER' as const }
-        : {}),
+      ...(r.state === 'STATE_PAUSED' ? { pausedAt: now, stateReason: 'PAUSED_BY_USER' as const } : {}),
       sequence: nextSequence(0, now),
       allocation: { cpuMillis: meta.cpuMillis, memoryBytes: meta.memoryBytes },
       deadline: r.deadline,
@@ -581,20 +524,13 @@ export class SandboxService {
     this.records.set(rec.sandboxId, rec);
     if (rec.state !== 'STATE_PAUSED') this.armLifetime(rec);
     // Adopted sandboxes take the idle timeout of the policy in force now (launches do not record it).
-    this.idle.track(
-      rec.sandboxId,
-      this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0,
-    );
+    this.idle.track(rec.sandboxId, this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0);
     // Re-announce the current state: a gateway that missed events while the runner was down
     // converges on it (the clock-derived sequence is newer than anything sent before).
     this.emit(rec);
   }
 
-  private recordReaped(
-    r: RecoveredSandbox,
-    meta: PersistedSandboxMeta | undefined,
-    reason: SandboxStateReason,
-  ): void {
+  private recordReaped(r: RecoveredSandbox, meta: PersistedSandboxMeta | undefined, reason: SandboxStateReason): void {
     const now = this.d.clock.now();
     const rec: SandboxRecord = {
       sandboxId: r.sandboxId,
@@ -603,8 +539,7 @@ export class SandboxService {
       labels: meta?.labels ?? {},
       effective: meta?.effective ?? {},
       requestFingerprint: meta?.requestFingerprint ?? '',
-      state:
-        reason === 'EXITED' && r.state === 'STATE_COMPLETED' ? 'STATE_COMPLETED' : 'STATE_FAILED',
+      state: reason === 'EXITED' && r.state === 'STATE_COMPLETED' ? 'STATE_COMPLETED' : 'STATE_FAILED',
       stateReason: reason,
       message: r.unrecoverable?.message ?? `found at runner startup and reaped (${reason})`,
       createTime: meta ? new Date(meta.createTime) : r.startedAt,
@@ -669,14 +604,10 @@ export class SandboxService {
 
   private checkCapacity(want: { cpuMillis: number; memoryBytes: number }): void {
     const free = this.capacity();
-    if (free.sandboxesRunning >= free.sandboxesMax)
-      {throw runnerErrors.atCapacity(`${free.sandboxesRunning}/${free.sandboxesMax} sandboxes`);}
-    if (want.cpuMillis > free.cpuMillisFree)
-      {throw runnerErrors.atCapacity(`${want.cpuMillis}m CPU wanted, ${free.cpuMillisFree}m free`);}
+    if (free.sandboxesRunning >= free.sandboxesMax) throw runnerErrors.atCapacity(`${free.sandboxesRunning}/${free.sandboxesMax} sandboxes`);
+    if (want.cpuMillis > free.cpuMillisFree) throw runnerErrors.atCapacity(`${want.cpuMillis}m CPU wanted, ${free.cpuMillisFree}m free`);
     if (want.memoryBytes > free.memoryBytesFree) {
-      throw runnerErrors.atCapacity(
-        `${want.memoryBytes} bytes of memory wanted, ${free.memoryBytesFree} free`,
-      );
+      throw runnerErrors.atCapacity(`${want.memoryBytes} bytes of memory wanted, ${free.memoryBytesFree} free`);
     }
   }
 
@@ -746,12 +677,7 @@ export class SandboxService {
     this.transition(sandboxId, { state: 'STATE_TERMINATING', reason, at: this.d.clock.now() });
     this.d.backend.stop(sandboxId, graceSeconds, reason).catch((e: unknown) => {
       this.d.log.error('Failed to stop sandbox', { sandboxId, reason, error: String(e) });
-      this.transition(sandboxId, {
-        state: 'STATE_FAILED',
-        reason,
-        message: `stop failed: ${String(e)}`,
-        at: this.d.clock.now(),
-      });
+      this.transition(sandboxId, { state: 'STATE_FAILED', reason, message: `stop failed: ${String(e)}`, at: this.d.clock.now() });
     });
   }
 
@@ -760,15 +686,12 @@ export class SandboxService {
     this.disarmLifetime(rec.sandboxId);
     const ms = Math.max(0, rec.deadline.getTime() - this.d.clock.now().getTime());
     // setTimeout caps at 2^31-1 ms (~24.8 days); a longer lifetime re-arms when the timer fires.
-    const t = setTimeout(
-      () => {
-        const cur = this.records.get(rec.sandboxId);
-        if (!cur || isTerminalSandboxState(cur.state) || cur.state === 'STATE_PAUSED') return;
-        if (cur.deadline.getTime() > this.d.clock.now().getTime()) return this.armLifetime(cur);
-        this.stop(rec.sandboxId, 0, 'LIFETIME_EXPIRED');
-      },
-      Math.min(ms, 2 ** 31 - 1),
-    );
+    const t = setTimeout(() => {
+      const cur = this.records.get(rec.sandboxId);
+      if (!cur || isTerminalSandboxState(cur.state) || cur.state === 'STATE_PAUSED') return;
+      if (cur.deadline.getTime() > this.d.clock.now().getTime()) return this.armLifetime(cur);
+      this.stop(rec.sandboxId, 0, 'LIFETIME_EXPIRED');
+    }, Math.min(ms, 2 ** 31 - 1));
     t.unref();
     this.lifetimeTimers.set(rec.sandboxId, t);
   }
@@ -807,11 +730,7 @@ export class SandboxService {
     const usage = isTerminalSandboxState(rec.state) ? undefined : this.usage.get(rec.sandboxId);
     return {
       ...sandbox,
-      status: {
-        ...sandbox.status,
-        ...(containerStatuses ? { containerStatuses } : {}),
-        ...(usage ? { resourceUsage: usage } : {}),
-      },
+      status: { ...sandbox.status, ...(containerStatuses ? { containerStatuses } : {}), ...(usage ? { resourceUsage: usage } : {}) },
     };
   }
 }
@@ -820,12 +739,7 @@ export class SandboxService {
 function cannotPause(kind: string): PaddockError {
   return new PaddockError('failed_precondition', `the ${kind} backend cannot pause sandboxes`, {
     reason: 'CWSANDBOX_NOT_IMPLEMENTED',
-    violations: [
-      {
-        field: 'pause',
-        rule: 'runner_capability',
-        description: `pause and resume are not supported by the ${kind} backend`,
-      },
-    ],
+    violations: [{ field: 'pause', rule: 'runner_capability', description: `pause and resume are not supported by the ${kind} backend` }],
   });
 }
+

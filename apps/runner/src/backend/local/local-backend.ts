@@ -10,13 +10,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { Duplex, Readable } from 'node:stream';
-import {
-  isTerminalSandboxState,
-  PaddockError,
-  type RunnerCapabilities,
-  type SandboxState,
-  type SandboxStateReason,
-} from '@paddock/contracts';
+import { isTerminalSandboxState, PaddockError, type RunnerCapabilities, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
 import type {
   BackendEvent,
   ContainerStatus,
@@ -35,26 +29,13 @@ import type {
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
 import { containerStatusesOf, execEnvFor, podLogFile, primaryNameOf } from './container-status';
-import {
-  buildPod,
-  isPod,
-  LaunchRefused,
-  primaryLayout,
-  sandboxFileToDiskPath,
-  type PodPlanFields,
-} from './containers';
+import { buildPod, isPod, LaunchRefused, primaryLayout, sandboxFileToDiskPath, type PodPlanFields } from './containers';
 import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName } from './cgroups';
 import { sandboxNotFound, sandboxNotRunning } from './errors';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
 import { fromOffset, LogCursor, tailLines } from './log-file';
-import {
-  BASE_IMAGE,
-  isSafeId,
-  resolveOptions,
-  type LocalBackendOptions,
-  type ResolvedOptions,
-} from './options';
+import { BASE_IMAGE, isSafeId, resolveOptions, type LocalBackendOptions, type ResolvedOptions } from './options';
 import { connectSandboxPort } from './port-relay';
 import { request } from './socket-io';
 import { type EgressGrant } from './net/nft-ruleset';
@@ -66,12 +47,7 @@ import { installSupervisor, SUPERVISOR_ENTRY } from './supervisor-files';
 import { WarmSlots, type WarmSlot } from './warm-slots';
 import { LOCAL_SPEC_FEATURES } from './spec-features';
 import type { ImageStore } from './images/image-store';
-import {
-  createImageStore,
-  IMAGE_DIGEST_FILE,
-  imageSourceOf,
-  withImageConfig,
-} from './images/launch-image';
+import { createImageStore, IMAGE_DIGEST_FILE, imageSourceOf, withImageConfig } from './images/launch-image';
 import { ImagePullError } from './images/pull-error';
 import type { ImageSource } from './bwrap-args';
 
@@ -143,30 +119,13 @@ export class LocalBackend implements SandboxBackend {
 
   constructor(options: LocalBackendOptions) {
     if (!isSafeId(options.runnerId)) {
-      throw new PaddockError(
-        'invalid_argument',
-        `runnerId ${JSON.stringify(options.runnerId)} must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}`,
-        {
-          reason: 'PADDOCK_VALIDATION_FAILED',
-          violations: [
-            {
-              field: 'runnerId',
-              rule: 'pattern',
-              description: 'letters, digits, dot, underscore, dash; at most 128',
-            },
-          ],
-        },
-      );
+      throw new PaddockError('invalid_argument', `runnerId ${JSON.stringify(options.runnerId)} must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}`, {
+        reason: 'PADDOCK_VALIDATION_FAILED',
+        violations: [{ field: 'runnerId', rule: 'pattern', description: 'letters, digits, dot, underscore, dash; at most 128' }],
+      });
     }
     this.o = resolveOptions(options);
-    this.net = new SandboxNetworks({
-      runnerId: this.o.runnerId,
-      stateDir: this.o.stateDir,
-      ipPath: this.o.ipPath,
-      nftPath: this.o.nftPath,
-      hostResolvConf: this.o.hostResolvConf,
-      warmLinks: this.o.warmLinks,
-    });
+    this.net = new SandboxNetworks({ runnerId: this.o.runnerId, stateDir: this.o.stateDir, ipPath: this.o.ipPath, nftPath: this.o.nftPath, hostResolvConf: this.o.hostResolvConf, warmLinks: this.o.warmLinks });
   }
 
   get stateDir(): string {
@@ -222,9 +181,7 @@ export class LocalBackend implements SandboxBackend {
       supportsPrivileged: false,
       // A runner that pulls from registries runs any reference (a pull failure ends the sandbox
       // with its reason); the list then names no image, which the policy engine reads as "any".
-      images: this.o.registry
-        ? []
-        : [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
+      images: this.o.registry ? [] : [BASE_IMAGE, ...Object.keys(this.o.images), ...Object.keys(this.o.imageAliases)],
       // The built-in image is the default when neither the spec nor the policy names one.
       defaultImage: BASE_IMAGE,
       specFeatures: [...LOCAL_SPEC_FEATURES],
@@ -245,12 +202,7 @@ export class LocalBackend implements SandboxBackend {
     }
   }
 
-  private newRecord(
-    id: string,
-    labels: Record<string, string>,
-    startedAt: Date,
-    deadline: Date,
-  ): SandboxRecord {
+  private newRecord(id: string, labels: Record<string, string>, startedAt: Date, deadline: Date): SandboxRecord {
     let resolveTerminal!: () => void;
     const terminal = new Promise<void>((r) => (resolveTerminal = r));
     const rec: SandboxRecord = {
@@ -298,7 +250,7 @@ export class LocalBackend implements SandboxBackend {
     if (isTerminalSandboxState(ev.state)) {
       if (rec.poll) clearInterval(rec.poll);
       if (rec.backstop) clearTimeout(rec.backstop);
-      rec.backstop = undefined;
+    rec.backstop = undefined;
       rec.resolveTerminal();
       // The sandbox is over: its link goes now (a leftover process in the namespace loses egress).
       void this.net.teardown(rec.id).catch(() => undefined);
@@ -324,25 +276,12 @@ export class LocalBackend implements SandboxBackend {
   }
 
   async launch(spec: LaunchSpec): Promise<void> {
-    if (this.closed)
-      {throw new PaddockError('unavailable', 'the local backend is closed', {
-        reason: 'CWSANDBOX_RUNNER_UNAVAILABLE',
-      });}
+    if (this.closed) throw new PaddockError('unavailable', 'the local backend is closed', { reason: 'CWSANDBOX_RUNNER_UNAVAILABLE' });
     if (!isSafeId(spec.sandboxId)) {
-      throw new PaddockError(
-        'invalid_argument',
-        `sandboxId ${JSON.stringify(spec.sandboxId)} must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}`,
-        {
-          reason: 'CWSANDBOX_INVALID_REQUEST',
-          violations: [
-            {
-              field: 'sandboxId',
-              rule: 'pattern',
-              description: 'letters, digits, dot, underscore, dash; at most 128',
-            },
-          ],
-        },
-      );
+      throw new PaddockError('invalid_argument', `sandboxId ${JSON.stringify(spec.sandboxId)} must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}`, {
+        reason: 'CWSANDBOX_INVALID_REQUEST',
+        violations: [{ field: 'sandboxId', rule: 'pattern', description: 'letters, digits, dot, underscore, dash; at most 128' }],
+      });
     }
     if (this.sandboxes.has(spec.sandboxId) || existsSync(this.sandboxDir(spec.sandboxId))) return;
     const cg = this.init();
@@ -353,12 +292,7 @@ export class LocalBackend implements SandboxBackend {
     mkdirSync(rec.dir, { recursive: true, mode: 0o711 });
     writeFileSync(
       join(rec.dir, 'meta.json'),
-      JSON.stringify({
-        sandboxId: spec.sandboxId,
-        labels: spec.labels,
-        startedAt: startedAt.toISOString(),
-        deadline: deadline.toISOString(),
-      }),
+      JSON.stringify({ sandboxId: spec.sandboxId, labels: spec.labels, startedAt: startedAt.toISOString(), deadline: deadline.toISOString() }),
     );
     this.recordEvent(rec, { state: 'STATE_CREATING' });
 
@@ -382,52 +316,26 @@ export class LocalBackend implements SandboxBackend {
   }
 
   /** Pulls the spec's image (or takes it from the cache), then starts the sandbox on it. */
-  private async pullAndStart(
-    rec: SandboxRecord,
-    spec: LaunchSpec,
-    cg: RunnerCgroups,
-    deadline: Date,
-    lifetime: number,
-  ): Promise<void> {
+  private async pullAndStart(rec: SandboxRecord, spec: LaunchSpec, cg: RunnerCgroups, deadline: Date, lifetime: number): Promise<void> {
     let stored;
     try {
       stored = await (this.imageCache() as ImageStore).ensure(spec.image, (message) => {
-        if (rec.state === 'STATE_CREATING')
-          {this.recordEvent(rec, { state: 'STATE_CREATING', message });}
+        if (rec.state === 'STATE_CREATING') this.recordEvent(rec, { state: 'STATE_CREATING', message });
       });
     } catch (e) {
       const reason = e instanceof ImagePullError ? e.reason : 'FAILED_TO_START';
-      this.recordEvent(rec, {
-        state: 'STATE_FAILED',
-        reason,
-        message: `image ${JSON.stringify(spec.image)}: ${(e as Error).message}`,
-      });
+      this.recordEvent(rec, { state: 'STATE_FAILED', reason, message: `image ${JSON.stringify(spec.image)}: ${(e as Error).message}` });
       return;
     } finally {
       rec.pulling = false;
     }
     // Stopped (and reaped) while its image was being pulled.
-    if (this.closed || isTerminalSandboxState(rec.state) || this.sandboxes.get(rec.id) !== rec)
-      {return;}
+    if (this.closed || isTerminalSandboxState(rec.state) || this.sandboxes.get(rec.id) !== rec) return;
     writeFileSync(join(rec.dir, IMAGE_DIGEST_FILE), stored.digest);
-    await this.start(
-      rec,
-      withImageConfig(spec, stored),
-      cg,
-      imageSourceOf(stored),
-      deadline,
-      lifetime,
-    );
+    await this.start(rec, withImageConfig(spec, stored), cg, imageSourceOf(stored), deadline, lifetime);
   }
 
-  private async start(
-    rec: SandboxRecord,
-    spec: LaunchSpec,
-    cg: RunnerCgroups,
-    image: ImageSource,
-    deadline: Date,
-    lifetime: number,
-  ): Promise<void> {
+  private async start(rec: SandboxRecord, spec: LaunchSpec, cg: RunnerCgroups, image: ImageSource, deadline: Date, lifetime: number): Promise<void> {
     const files: SupervisorPlan['files'] = [];
     for (const f of spec.files) {
       const rel = sandboxFileToDiskPath(f.path);
@@ -448,29 +356,16 @@ export class LocalBackend implements SandboxBackend {
       files.push(...pod.files);
       // A warm slot's launcher waits in the sandbox's cgroups, which the supervisor empties after
       // each init container: a sandbox with init containers creates its own.
-      const slot =
-        (spec.initContainers?.length ?? 0) > 0
-          ? undefined
-          : await this.takeWarmSlot(cg, spec.sandboxId);
-      const cpuSteady = slot
-        ? cg.applyLimits(spec.sandboxId, spec)
-        : cg.create(spec.sandboxId, spec);
+      const slot = (spec.initContainers?.length ?? 0) > 0 ? undefined : await this.takeWarmSlot(cg, spec.sandboxId);
+      const cpuSteady = slot ? cg.applyLimits(spec.sandboxId, spec) : cg.create(spec.sandboxId, spec);
       const plan: SupervisorPlan = {
         sandboxId: spec.sandboxId,
         dir: rec.dir,
         uid: this.o.sandboxUid,
         gid: this.o.sandboxGid,
-        ...(image.kind === 'rootfs' && image.user
-          ? { innerUid: image.user.uid, innerGid: image.user.gid }
-          : {}),
+        ...(image.kind === 'rootfs' && image.user ? { innerUid: image.user.uid, innerGid: image.user.gid } : {}),
         bwrapExe: this.o.bwrapPath,
-        bwrap: bwrapArgs(
-          spec,
-          image,
-          join(rec.dir, 'disk'),
-          net,
-          isPod(spec) ? primaryLayout(spec, pod.primaryMounts) : undefined,
-        ),
+        bwrap: bwrapArgs(spec, image, join(rec.dir, 'disk'), net, isPod(spec) ? primaryLayout(spec, pod.primaryMounts) : undefined),
         execEnv: baseEnv(spec),
         execCwd: spec.workingDir || WORKSPACE,
         cgroupProcs: cg.procsFiles(spec.sandboxId),
@@ -496,16 +391,11 @@ export class LocalBackend implements SandboxBackend {
       writeFileSync(planPath, JSON.stringify(plan), { mode: 0o600 });
       // A slot's supervisor that is gone took its launcher with it: the plan is then started the
       // ordinary way, in the same (renamed, limited) cgroups.
-      if (!(slot && (await (this.warm as WarmSlots).handOff(slot, planPath))))
-        {(this.zygote as SupervisorZygote).start(planPath);}
+      if (!(slot && (await (this.warm as WarmSlots).handOff(slot, planPath)))) (this.zygote as SupervisorZygote).start(planPath);
       this.watch(rec, false);
       setImmediate(() => this.refillWarm());
     } catch (e) {
-      this.recordEvent(rec, {
-        state: 'STATE_FAILED',
-        reason: 'FAILED_TO_START',
-        message: `launch failed: ${(e as Error).message}`,
-      });
+      this.recordEvent(rec, { state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `launch failed: ${(e as Error).message}` });
       await cg.killAndRemove(spec.sandboxId);
       await this.net.teardown(spec.sandboxId).catch(() => undefined);
       return;
@@ -521,9 +411,7 @@ export class LocalBackend implements SandboxBackend {
     rec: SandboxRecord,
     spec: LaunchSpec,
     net: SandboxNetHandle | undefined,
-  ): Promise<
-    { fields: PodPlanFields; primaryMounts: string[]; files: SupervisorPlan['files'] } | undefined
-  > {
+  ): Promise<{ fields: PodPlanFields; primaryMounts: string[]; files: SupervisorPlan['files'] } | undefined> {
     if (!isPod(spec)) return { fields: {}, primaryMounts: [], files: [] };
     try {
       return buildPod({
@@ -548,16 +436,9 @@ export class LocalBackend implements SandboxBackend {
    */
   private async setupNetwork(spec: LaunchSpec): Promise<SandboxNetHandle | undefined> {
     const egress: EgressGrant | undefined =
-      spec.network === 'host'
-        ? { kind: 'unrestricted' }
-        : spec.egressCidrs && spec.egressCidrs.length > 0
-          ? { kind: 'cidrs', rules: spec.egressCidrs }
-          : undefined;
+      spec.network === 'host' ? { kind: 'unrestricted' } : spec.egressCidrs && spec.egressCidrs.length > 0 ? { kind: 'cidrs', rules: spec.egressCidrs } : undefined;
     if (!egress) return undefined;
-    if (!this.net.available())
-      {throw new Error(
-        `egress needs ${this.o.ipPath} and ${this.o.nftPath} (apt-get install iproute2 nftables)`,
-      );}
+    if (!this.net.available()) throw new Error(`egress needs ${this.o.ipPath} and ${this.o.nftPath} (apt-get install iproute2 nftables)`);
     return this.net.setup(spec.sandboxId, egress);
   }
 
@@ -579,25 +460,19 @@ export class LocalBackend implements SandboxBackend {
    */
   private watch(rec: SandboxRecord, pollEvents: boolean): void {
     const since = Date.now();
-    rec.poll = setInterval(
-      () => {
-        if (pollEvents || rec.state === 'STATE_CREATING') this.catchUp(rec);
-        if (isTerminalSandboxState(rec.state)) {
-          clearInterval(rec.poll);
-          return;
-        }
-        rec.supervisorPid ??= readPid(join(rec.dir, 'supervisor.pid'));
-        const lost =
-          rec.supervisorPid === undefined
-            ? Date.now() - since > 30_000
-            : !pidAlive(rec.supervisorPid);
-        if (lost) {
-          clearInterval(rec.poll);
-          void this.onSupervisorGone(rec);
-        }
-      },
-      pollEvents ? 100 : 250,
-    );
+    rec.poll = setInterval(() => {
+      if (pollEvents || rec.state === 'STATE_CREATING') this.catchUp(rec);
+      if (isTerminalSandboxState(rec.state)) {
+        clearInterval(rec.poll);
+        return;
+      }
+      rec.supervisorPid ??= readPid(join(rec.dir, 'supervisor.pid'));
+      const lost = rec.supervisorPid === undefined ? Date.now() - since > 30_000 : !pidAlive(rec.supervisorPid);
+      if (lost) {
+        clearInterval(rec.poll);
+        void this.onSupervisorGone(rec);
+      }
+    }, pollEvents ? 100 : 250);
     rec.poll.unref();
   }
 
@@ -607,11 +482,7 @@ export class LocalBackend implements SandboxBackend {
     if (isTerminalSandboxState(rec.state) || this.closed) return;
     if (rec.supervisorPid !== undefined && pidAlive(rec.supervisorPid)) return;
     await this.cleanupResources(rec.id);
-    this.recordEvent(rec, {
-      state: 'STATE_FAILED',
-      reason: 'RUNNER_LOST',
-      message: 'the sandbox supervisor exited unexpectedly',
-    });
+    this.recordEvent(rec, { state: 'STATE_FAILED', reason: 'RUNNER_LOST', message: 'the sandbox supervisor exited unexpectedly' });
   }
 
   /**
@@ -622,13 +493,9 @@ export class LocalBackend implements SandboxBackend {
     if (rec.backstop) return;
     if (rec.state === 'STATE_PAUSED') return;
     const due = rec.deadline.getTime() + this.o.lifetimeGraceMs + 3000 - Date.now();
-    rec.backstop = setTimeout(
-      () => {
-        if (!isTerminalSandboxState(rec.state))
-          {void this.reap(rec.id, 'LIFETIME_EXPIRED').catch(() => undefined);}
-      },
-      Math.max(0, Math.min(due, 2 ** 31 - 1)),
-    );
+    rec.backstop = setTimeout(() => {
+      if (!isTerminalSandboxState(rec.state)) void this.reap(rec.id, 'LIFETIME_EXPIRED').catch(() => undefined);
+    }, Math.max(0, Math.min(due, 2 ** 31 - 1)));
     rec.backstop.unref();
   }
 
@@ -655,8 +522,7 @@ export class LocalBackend implements SandboxBackend {
     // with other sandboxes, goes on and fills the cache).
     if (rec.pulling) return this.reap(sandboxId, reason);
     // Seen by a supervisor that has not opened its socket yet; it then never starts the sandbox.
-    if (!existsSync(join(rec.dir, 'stop-reason')))
-      {writeFileSync(join(rec.dir, 'stop-reason'), reason);}
+    if (!existsSync(join(rec.dir, 'stop-reason'))) writeFileSync(join(rec.dir, 'stop-reason'), reason);
     // A sandbox launched a moment ago may not have its supervisor yet: give the zygote time to fork it.
     for (let i = 0; rec.supervisorPid === undefined && i < 200; i++) {
       rec.supervisorPid = readPid(join(rec.dir, 'supervisor.pid'));
@@ -673,30 +539,21 @@ export class LocalBackend implements SandboxBackend {
       }
     }
     const limit = (Math.max(0, graceSeconds) + 15) * 1000;
-    const timedOut = await Promise.race([
-      rec.terminal.then(() => false),
-      delay(limit).then(() => true),
-    ]);
+    const timedOut = await Promise.race([rec.terminal.then(() => false), delay(limit).then(() => true)]);
     if (timedOut) await this.reap(sandboxId, reason);
   }
 
   async exec(sandboxId: string, req: ExecRequest): Promise<ExecResult> {
     const rec = this.runningRecord(sandboxId);
     requireArgv(req.argv);
-    return runExec(
-      this.socketPath(rec),
-      { ...req, env: { ...this.planEnv(rec, req.container), ...(req.env ?? {}) } },
-      () => sandboxNotRunning(sandboxId, rec.state),
-    );
+    return runExec(this.socketPath(rec), { ...req, env: { ...this.planEnv(rec, req.container), ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state));
   }
 
   async execStream(sandboxId: string, req: ExecStreamRequest): Promise<ExecProcess> {
     const rec = this.runningRecord(sandboxId);
     requireArgv(req.argv);
     const plan = this.planEnv(rec, req.container);
-    return startExec(this.socketPath(rec), { ...req, env: { ...plan, ...(req.env ?? {}) } }, () =>
-      sandboxNotRunning(sandboxId, rec.state),
-    );
+    return startExec(this.socketPath(rec), { ...req, env: { ...plan, ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state));
   }
 
   private readPlan(rec: SandboxRecord): SupervisorPlan | undefined {
@@ -715,27 +572,15 @@ export class LocalBackend implements SandboxBackend {
 
   async connectPort(sandboxId: string, port: number): Promise<Duplex> {
     const rec = this.runningRecord(sandboxId);
-    return connectSandboxPort(this.socketPath(rec), sandboxId, port, () =>
-      sandboxNotRunning(sandboxId, rec.state),
-    );
+    return connectSandboxPort(this.socketPath(rec), sandboxId, port, () => sandboxNotRunning(sandboxId, rec.state));
   }
 
   containerStatuses(sandboxId: string): ContainerStatus[] | undefined {
     const rec = this.sandboxes.get(sandboxId);
     const plan = rec ? this.readPlan(rec) : undefined;
     if (!rec || !plan) return undefined;
-    const state =
-      rec.state === 'STATE_RUNNING' || rec.state === 'STATE_TERMINATING'
-        ? 'running'
-        : isTerminalSandboxState(rec.state)
-          ? 'terminated'
-          : 'waiting';
-    return containerStatusesOf(rec.dir, plan, {
-      name: primaryNameOf(plan),
-      state,
-      ...(rec.exitCode !== undefined ? { exitCode: rec.exitCode } : {}),
-      restartCount: 0,
-    });
+    const state = rec.state === 'STATE_RUNNING' || rec.state === 'STATE_TERMINATING' ? 'running' : isTerminalSandboxState(rec.state) ? 'terminated' : 'waiting';
+    return containerStatusesOf(rec.dir, plan, { name: primaryNameOf(plan), state, ...(rec.exitCode !== undefined ? { exitCode: rec.exitCode } : {}), restartCount: 0 });
   }
 
   private files(id: string): FileClient {
@@ -747,12 +592,7 @@ export class LocalBackend implements SandboxBackend {
     return this.files(sandboxId).read(path);
   }
 
-  async writeFile(
-    sandboxId: string,
-    path: string,
-    content: Readable | Buffer,
-    mode?: number,
-  ): Promise<void> {
+  async writeFile(sandboxId: string, path: string, content: Readable | Buffer, mode?: number): Promise<void> {
     await this.files(sandboxId).write(path, content, mode);
   }
 
@@ -805,15 +645,12 @@ export class LocalBackend implements SandboxBackend {
   async deleteLogs(sandboxId: string): Promise<void> {
     // The supervisor has exited (the sandbox ended): nothing appends to the file any more.
     const dir = this.record(sandboxId).dir;
-    for (const f of readdirSync(dir))
-      {if (f === 'log' || f.startsWith('log.')) rmSync(join(dir, f), { force: true });}
+    for (const f of readdirSync(dir)) if (f === 'log' || f.startsWith('log.')) rmSync(join(dir, f), { force: true });
   }
 
   async *logs(sandboxId: string, req: LogRequest): AsyncIterable<LogChunk> {
     const rec = this.record(sandboxId);
-    const cursor = new LogCursor(
-      podLogFile(rec.dir, req.container ? this.readPlan(rec) : undefined, req.container),
-    );
+    const cursor = new LogCursor(podLogFile(rec.dir, req.container ? this.readPlan(rec) : undefined, req.container));
     let chunks = cursor.readNew();
     if (req.fromOffset !== undefined) chunks = fromOffset(chunks, req.fromOffset);
     if (req.sinceTime) {
@@ -859,17 +696,11 @@ export class LocalBackend implements SandboxBackend {
         await this.cleanupResources(id);
         continue;
       }
-      const rec = this.newRecord(
-        id,
-        meta.labels,
-        new Date(meta.startedAt),
-        new Date(movedDeadlineMs(dir) ?? meta.deadline),
-      );
+      const rec = this.newRecord(id, meta.labels, new Date(meta.startedAt), new Date(movedDeadlineMs(dir) ?? meta.deadline));
       this.catchUp(rec);
       // Paused: the lifetime has not run since the pause, so what is left of it starts again now.
       const pausedAt = rec.state === 'STATE_PAUSED' ? pausedAtMs(dir) : undefined;
-      if (pausedAt !== undefined)
-        {rec.deadline = new Date(rec.deadline.getTime() + Math.max(0, Date.now() - pausedAt));}
+      if (pausedAt !== undefined) rec.deadline = new Date(rec.deadline.getTime() + Math.max(0, Date.now() - pausedAt));
       const pid = readPid(join(dir, 'supervisor.pid'));
       rec.supervisorPid = pid;
       const supervisorAlive = pid !== undefined && isOurSupervisor(pid, this.scriptPath());
@@ -891,11 +722,7 @@ export class LocalBackend implements SandboxBackend {
     for (const id of cg.listWarm()) {
       if (!warmIds.has(id)) await cg.killAndRemove(id);
     }
-    const ours = new Set([
-      this.zygote?.pid() ?? -1,
-      ...(this.warm?.pids() ?? []),
-      ...[...this.sandboxes.values()].map((r) => r.supervisorPid ?? -1),
-    ]);
+    const ours = new Set([this.zygote?.pid() ?? -1, ...(this.warm?.pids() ?? []), ...[...this.sandboxes.values()].map((r) => r.supervisorPid ?? -1)]);
     for (const pid of cg.supervisorPids()) {
       if (!ours.has(pid)) killQuietly(pid, 'SIGKILL');
     }
@@ -906,13 +733,7 @@ export class LocalBackend implements SandboxBackend {
   }
 
   private toRecovered(rec: SandboxRecord): RecoveredSandbox {
-    return {
-      sandboxId: rec.id,
-      labels: rec.labels,
-      state: rec.state,
-      startedAt: rec.startedAt,
-      deadline: rec.deadline,
-    };
+    return { sandboxId: rec.id, labels: rec.labels, state: rec.state, startedAt: rec.startedAt, deadline: rec.deadline };
   }
 
   /** Follows an adopted sandbox by polling its event file and its supervisor's liveness. */
@@ -923,15 +744,9 @@ export class LocalBackend implements SandboxBackend {
 
   async reap(sandboxId: string, reason: SandboxStateReason): Promise<void> {
     const rec = this.sandboxes.get(sandboxId);
-    if (
-      rec &&
-      !isTerminalSandboxState(rec.state) &&
-      rec.supervisorPid !== undefined &&
-      pidAlive(rec.supervisorPid)
-    ) {
+    if (rec && !isTerminalSandboxState(rec.state) && rec.supervisorPid !== undefined && pidAlive(rec.supervisorPid)) {
       try {
-        if (!existsSync(join(rec.dir, 'stop-reason')))
-          {writeFileSync(join(rec.dir, 'stop-reason'), reason);}
+        if (!existsSync(join(rec.dir, 'stop-reason'))) writeFileSync(join(rec.dir, 'stop-reason'), reason);
         await request(this.socketPath(rec), { op: 'stop', grace: 0, reason });
         await Promise.race([rec.terminal, delay(10_000)]);
       } catch {
@@ -941,14 +756,10 @@ export class LocalBackend implements SandboxBackend {
     if (rec) {
       if (rec.poll) clearInterval(rec.poll);
       if (rec.backstop) clearTimeout(rec.backstop);
-      rec.backstop = undefined;
+    rec.backstop = undefined;
       this.catchUp(rec);
       if (!isTerminalSandboxState(rec.state)) {
-        this.recordEvent(rec, {
-          state: 'STATE_FAILED',
-          reason,
-          message: `reaped by the runner (${reason})`,
-        });
+        this.recordEvent(rec, { state: 'STATE_FAILED', reason, message: `reaped by the runner (${reason})` });
       }
     }
     await this.cleanupResources(sandboxId);
@@ -1002,7 +813,7 @@ export class LocalBackend implements SandboxBackend {
     for (const rec of this.sandboxes.values()) {
       if (rec.poll) clearInterval(rec.poll);
       if (rec.backstop) clearTimeout(rec.backstop);
-      rec.backstop = undefined;
+    rec.backstop = undefined;
     }
     // A runner that leaves no sandbox behind (a decommission, a test) leaves no cgroup tree either:
     // trees are per installation, so nothing else would ever reuse or remove it.
@@ -1013,11 +824,7 @@ export class LocalBackend implements SandboxBackend {
       cg.removeRunnerTree();
     }
     // Links of sandboxes that outlive the runner stay (they are adopted later); an idle runner leaves no table.
-    await Promise.all(
-      [...this.sandboxes.values()]
-        .filter((r) => isTerminalSandboxState(r.state))
-        .map((r) => this.net.teardown(r.id)),
-    );
+    await Promise.all([...this.sandboxes.values()].filter((r) => isTerminalSandboxState(r.state)).map((r) => this.net.teardown(r.id)));
     await this.net.dispose().catch(() => undefined);
   }
 
@@ -1046,13 +853,9 @@ export function runnerCgroupsOf(options: LocalBackendOptions): RunnerCgroups {
 function cgroupsOf(o: ResolvedOptions): RunnerCgroups {
   const mode = detectCgroupMode(o.cgroupRoot);
   if (!mode) {
-    throw new PaddockError(
-      'failed_precondition',
-      `no usable cgroup hierarchy under ${o.cgroupRoot} (need cgroup v2, or v1 cpu, memory and pids)`,
-      {
-        reason: 'CWSANDBOX_INTERNAL',
-      },
-    );
+    throw new PaddockError('failed_precondition', `no usable cgroup hierarchy under ${o.cgroupRoot} (need cgroup v2, or v1 cpu, memory and pids)`, {
+      reason: 'CWSANDBOX_INTERNAL',
+    });
   }
   return new RunnerCgroups(mode, o.cgroupRoot, runnerTreeName(o.runnerId, o.stateDir));
 }
