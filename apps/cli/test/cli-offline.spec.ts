@@ -5,6 +5,7 @@ import { buildProgram, run } from '../src/program';
 import { completeWords } from '../src/commands/completion';
 import { configPath, effectiveSettings, saveConfig } from '../src/config';
 import type { CwicConfig } from '../src/config';
+import { waitShowingCreation, type CreationStatus } from '../src/actions/creation-progress';
 import { Ctx, type Io } from '../src/context';
 import { EXIT, exitCodeForApiCode, violationLine } from '../src/errors';
 
@@ -95,5 +96,49 @@ describe('cwic without a server', () => {
     const redirectedErr = { ...memoryIo(), stdoutIsTTY: true, stderrIsTTY: false };
     await new Ctx(redirectedErr, {}).withProgress('waiting for x', slow, 10);
     expect(redirectedErr.err).toEqual([]);
+  });
+  it('prints each new CREATING message of a waited-for sandbox on a terminal stderr, then its state; nothing when stderr is redirected', async () => {
+    const sequence: CreationStatus[] = [
+      { state: 'STATE_PENDING' },
+      { state: 'STATE_CREATING', message: 'pulling image r/app:v1 (3 layers, 50.0 MiB)' },
+      { state: 'STATE_CREATING', message: 'pulling image r/app:v1 (3 layers, 50.0 MiB)' },
+      { state: 'STATE_CREATING', message: 'pulling image r/app:v1: 25.0 of 50.0 MiB' },
+      { state: 'STATE_CREATING', message: 'unpacking image r/app:v1' },
+      { state: 'STATE_RUNNING', message: 'unpacking image r/app:v1' },
+    ];
+    // The wait settles once the watcher has read the RUNNING status, as the long poll would.
+    const drive = (): { read: () => Promise<CreationStatus>; wait: () => Promise<string>; reads: () => number } => {
+      let i = 0;
+      let settle: (v: string) => void = () => undefined;
+      const settled = new Promise<string>((resolve) => (settle = resolve));
+      return {
+        read: () => {
+          const s = sequence[Math.min(i++, sequence.length - 1)] as CreationStatus;
+          if (s.state === 'STATE_RUNNING') settle('started');
+          return Promise.resolve(s);
+        },
+        wait: () => settled,
+        reads: () => i,
+      };
+    };
+    const tty = { ...memoryIo(), stdoutIsTTY: false, stderrIsTTY: true };
+    const d = drive();
+    expect(await waitShowingCreation(new Ctx(tty, {}), 'sb-1', d.wait, d.read, 1)).toBe('started');
+    expect(tty.out).toEqual([]);
+    expect(tty.err).toEqual([
+      '\r\x1b[2Ksandbox sb-1: pulling image r/app:v1 (3 layers, 50.0 MiB)\n',
+      '\r\x1b[2Ksandbox sb-1: pulling image r/app:v1: 25.0 of 50.0 MiB\n',
+      '\r\x1b[2Ksandbox sb-1: unpacking image r/app:v1\n',
+      '\r\x1b[2Ksandbox sb-1: RUNNING\n',
+    ]);
+
+    const redirected = { ...memoryIo(), stdoutIsTTY: true, stderrIsTTY: false };
+    const quiet = drive();
+    const settledQuietly = waitShowingCreation(new Ctx(redirected, {}), 'sb-2', quiet.wait, quiet.read, 1);
+    // Only the test reads the status here: the CLI does not poll when nobody watches.
+    while (quiet.reads() < sequence.length) await quiet.read();
+    expect(await settledQuietly).toBe('started');
+    expect(quiet.reads()).toBe(sequence.length);
+    expect(redirected.err).toEqual([]);
   });
 });

@@ -87,6 +87,8 @@ export const SANDBOX_STATE_REASONS = [
   'IMAGE_DIGEST_MISMATCH',
   /** The registry could not be reached, or the image cannot be unpacked. */
   'IMAGE_PULL_FAILED',
+  /** The image's tag resolved to a digest the policy's allowed images do not pin. */
+  'IMAGE_POLICY_REJECTED',
   'RUNNER_LOST',
   'RUNNER_DELETED',
   /** Its runner was stopped with the platform that started it (`pnpm start` stopped). */

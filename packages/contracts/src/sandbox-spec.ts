@@ -177,6 +177,12 @@ export const ResolvedContainerSchema = z.object({
   name: z.string(),
   image: z.string(),
   imageSource: ValueSourceSchema,
+  /**
+   * The policy admits this by-tag image only if the tag resolves to one of these digests (its
+   * allowed images pin the repository); the runner checks them against the manifest it resolves.
+   * Absent = no condition.
+   */
+  imageDigests: z.array(z.string()).optional(),
   /** argv prefix; empty = image entrypoint. */
   command: z.array(z.string()),
   args: z.array(z.string()),

@@ -7,6 +7,10 @@
  *   a `docker.io` prefix admits Docker Hub short names.
  * - `allowedImages` entries match exactly, or, when an entry has no tag or digest, any tag or
  *   digest of that repository (`ghcr.io/acme/app` admits `ghcr.io/acme/app:1.2`).
+ * - An entry that pins a digest (`ghcr.io/acme/app@sha256:…`) also admits a tag of that
+ *   repository, on condition: the tag must resolve to a pinned digest. Only the runner learns what
+ *   a tag resolves to, so the resolved container carries the pins (`imageDigests`) and the runner
+ *   checks them once it has the manifest, before anything of the image is unpacked or run.
  */
 
 /** `python:3.12` → `docker.io/library/python:3.12`; `acme/app` → `docker.io/acme/app`. */
@@ -52,4 +56,21 @@ export function imageAllowedByList(ref: string, allowed: readonly string[]): boo
     if (!entryHasVersion && (a === repo || a === qrepo)) return true;
   }
   return false;
+}
+
+/**
+ * The digests the policy pins for a by-tag reference's repository (entries `repo@sha256:…`), or
+ * an empty list when the reference names a digest or no entry pins its repository. Used only when
+ * the reference is not admitted outright.
+ */
+export function pinnedDigestsFor(ref: string, allowed: readonly string[]): string[] {
+  if (ref.includes('@')) return [];
+  const repos = new Set([repositoryOf(ref), repositoryOf(qualifyImage(ref))]);
+  const out: string[] = [];
+  for (const a of allowed) {
+    const at = a.indexOf('@');
+    if (at < 0) continue;
+    if (repos.has(repositoryOf(a)) || repos.has(repositoryOf(qualifyImage(a)))) out.push(a.slice(at + 1));
+  }
+  return [...new Set(out)];
 }

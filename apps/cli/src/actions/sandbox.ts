@@ -3,6 +3,7 @@ import type * as Sdk from '@paddock/sdk';
 import type { Ctx } from '../context';
 import { CliError, EXIT, UsageError, exitCodeForApiCode, violationLine } from '../errors';
 import { isRecord, parseDocument, readInput } from '../input';
+import { waitShowingCreation } from './creation-progress';
 import { loadCase, loadSdk } from '../lazy';
 import { age, parseOutputFormat, renderTable, shortEnum, toJson, toYaml } from '../output';
 
@@ -188,7 +189,12 @@ export async function createSandbox(ctx: Ctx, command: string[], o: CreateFlags)
   const m = await sdk();
   const spec = await buildSpec(ctx, o, command);
   const sb = await doing('creating sandbox', () => m.Sandbox.create(spec, { ...clientOpts(ctx), requestId: o.requestId }));
-  if (o.wait) await ctx.withProgress(`waiting for sandbox ${sb.sandboxId} to run`, () => doing(`waiting for sandbox ${sb.sandboxId}`, () => sb.wait()));
+  if (o.wait) {
+    // A second handle reads the status while the first one long-polls, so the pull's progress shows.
+    let watcher: Promise<Sdk.Sandbox> | undefined;
+    const readStatus = async (): Promise<Sdk.SandboxResource['status']> => (await (watcher ??= m.Sandbox.fromId(sb.sandboxId, clientOpts(ctx)))).refresh().then((r) => r.status);
+    await waitShowingCreation(ctx, sb.sandboxId, () => doing(`waiting for sandbox ${sb.sandboxId}`, () => sb.wait()), readStatus);
+  }
   if (o.output === 'name') {
     ctx.out(`sandbox/${sb.sandboxId}`);
     // The URLs are assigned at create: printed at once, served once the sandbox runs.

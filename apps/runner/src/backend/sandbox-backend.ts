@@ -13,6 +13,11 @@ export interface LaunchSpec {
   runnerId: string;
   /** Image name; the backend maps it to something runnable or fails with IMAGE_NOT_FOUND. */
   image: string;
+  /**
+   * The digests the policy admits a by-tag `image` at (its allowed images pin the repository): a
+   * backend that resolves tags refuses any other with IMAGE_POLICY_REJECTED before running it.
+   */
+  imageDigests?: string[];
   /** argv of the main process. Empty: the image's default (the local default image idles). */
   command: string[];
   env: Record<string, string>;

@@ -138,6 +138,7 @@ export function toLaunchSpec(input: {
     organizationId: input.organizationId,
     runnerId: input.runnerId,
     image: primary.image,
+    ...(primary.imageDigests ? { imageDigests: primary.imageDigests } : {}),
     command: [...primary.command, ...primary.args],
     env: primary.env,
     ...(primary.workingDir ? { workingDir: primary.workingDir } : {}),

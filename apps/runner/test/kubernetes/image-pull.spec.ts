@@ -42,4 +42,15 @@ describe('KubernetesBackend: image references and pull secrets', () => {
       await backend.close();
     }
   });
+  it('refuses by name a tag the policy admits only at pinned digests (the kubelet resolves tags, after the pod exists)', async () => {
+    const backend = new KubernetesBackend({ runnerId: 'runner-img', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [] });
+    try {
+      const pin = `sha256:${'c'.repeat(64)}`;
+      const launch = backend.launch(launchSpec({ sandboxId: 'pinned-tag', image: '127.0.0.1:5000/paddock/test:v1', imageDigests: [pin], runnerId: 'runner-img' }));
+      await expect(launch).rejects.toThrow(`constraints.image.allowedImages admits this tag only at ${pin}`);
+      expect(server.get('v1', 'Pod', podNameFor('pinned-tag'), NS)).toBeUndefined();
+    } finally {
+      await backend.close();
+    }
+  });
 });

@@ -295,4 +295,36 @@ describe('local backend: images pulled from a registry', () => {
     if (refused.ok) return;
     expect(refused.violations.map((v) => [v.field, v.rule])).toEqual([['containers[0].image', 'allowed_registries']]);
   });
+  it('admits a tag of a digest-pinned repository only while the tag resolves to the pinned digest', async () => {
+    const pinnedRepo = `${pub.host}/paddock/pinned`;
+    await pushImage(image, pub, 'paddock/pinned:v1');
+    const policy = validatePolicy({ constraints: { image: { allowedImages: [`${pinnedRepo}@${digest}`] } } });
+    if (!policy.ok) throw new Error('policy');
+    const t = registryBackend();
+    const caps = t.backend.capabilities();
+    const admitted = resolveSandboxSpec({ policy: policy.policy, spec: { containers: [{ image: `${pinnedRepo}:v1` }] }, capabilities: caps });
+    if (!admitted.ok) throw new Error(JSON.stringify(admitted.violations));
+    // Admitted on condition: the resolved container carries the pin for the runner to check.
+    const pins = admitted.resolved.containers[0]?.imageDigests;
+    expect(pins).toEqual([digest]);
+    // A repository the policy neither lists nor pins is still refused at admission.
+    const unpinned = resolveSandboxSpec({ policy: policy.policy, spec: { containers: [{ image: `${pub.host}/paddock/other:v1` }] }, capabilities: caps });
+    expect(unpinned.ok ? [] : unpinned.violations.map((v) => v.rule)).toEqual(['allowed_images']);
+
+    await launchRunning(t, spec('pinned-ok', { image: `${pinnedRepo}:v1`, imageDigests: pins }));
+    expect(t.backend.imageCache()?.list().map((i) => i.digest)).toEqual([digest]);
+
+    // The tag moves to another image: the same admitted spec is refused once the tag is resolved,
+    // before anything of the new image is downloaded.
+    const otherDigest = await pushImage(other, pub, 'paddock/pinned:v1');
+    expect(otherDigest).not.toBe(digest);
+    await t.backend.launch(spec('pinned-moved', { image: `${pinnedRepo}:v1`, imageDigests: pins }));
+    const refused = await waitForState(t, 'pinned-moved', ['STATE_FAILED', 'STATE_RUNNING'], 30_000);
+    expect(refused).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_POLICY_REJECTED' });
+    expect(refused.message).toContain('constraints.image.allowedImages');
+    expect(refused.message).toContain(`resolved to ${otherDigest}`);
+    expect(refused.message).toContain(`pinned: ${digest}`);
+    expect(t.backend.imageCache()?.pulls).toBe(1);
+    expect(readdirSync(join(t.stateDir, 'images', 'blobs'))).toEqual([]);
+  }, 90_000);
 });

@@ -7,7 +7,7 @@ import * as m_check from './check';
 // Hot-path helpers bound once: transpilers (tsx/esbuild) turn imported names into getter
 // calls on every use, which cost ~10% of a resolution. Locals are plain calls.
 const { memoized } = m_compile;
-const { imageAllowedByList, imageAllowedByRegistries } = m_image;
+const { imageAllowedByList, imageAllowedByRegistries, pinnedDigestsFor } = m_image;
 const { addViolation, join, show } = m_violations;
 const { CONSTRAINT } = m_check;
 
@@ -30,10 +30,13 @@ export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput):
         { requested: image, limit: p.registries, constraint: CONSTRAINT.allowedRegistries },
       );
     }
-    if (
-      p.images.length &&
-      !memoized(p.memo.images, image, () => imageAllowedByList(image, p.images))
-    ) {
+    const pins =
+      p.images.length && !memoized(p.memo.images, image, () => imageAllowedByList(image, p.images))
+        ? pinnedDigestsFor(image, p.images)
+        : undefined;
+    // A tag of a pinned repository is admitted on condition; the runner checks what it resolves to.
+    if (pins && pins.length > 0) w.out.imageDigests = pins;
+    else if (pins) {
       addViolation(
         sink,
         ip,

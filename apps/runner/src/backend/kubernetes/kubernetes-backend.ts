@@ -21,6 +21,7 @@ import {
   buildSandboxNetworkPolicy,
   buildSandboxPod,
   refusedGpuType,
+  refusedDigestPins,
   refusedRuntimeClass,
   CONTAINER_NAME,
   LAUNCH_FILES_ANNOTATION,
@@ -301,7 +302,7 @@ export class KubernetesBackend implements SandboxBackend {
   }
 
   async launch(spec: LaunchSpec): Promise<void> {
-    const refused = refusedRuntimeClass(spec, this.podOpts) ?? refusedGpuType(spec, this.podOpts);
+    const refused = refusedRuntimeClass(spec, this.podOpts) ?? refusedGpuType(spec, this.podOpts) ?? refusedDigestPins(spec);
     if (refused) throw new PaddockError('failed_precondition', refused, { reason: 'CWSANDBOX_POLICY_VIOLATION' });
     // The pod this backend builds has one container and no volumes: anything more is refused by name, never dropped.
     const unsupported = podFeaturesUsed(spec);

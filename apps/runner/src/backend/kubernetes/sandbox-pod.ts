@@ -75,6 +75,15 @@ export function runtimeClassFor(spec: LaunchSpec, opts: SandboxPodOptions): stri
 }
 
 /** Why `spec.runtimeClassName` cannot be applied under `opts`, if it cannot. */
+/**
+ * A by-tag image the policy admits only at pinned digests: the kubelet resolves the tag when it
+ * pulls, after the pod exists, so this backend cannot hold it to the pins and refuses it by name.
+ */
+export function refusedDigestPins(spec: LaunchSpec): string | undefined {
+  if (!spec.imageDigests?.length) return undefined;
+  return `image ${spec.image}: constraints.image.allowedImages admits this tag only at ${spec.imageDigests.join(', ')}, and the Kubernetes backend cannot check what a tag resolves to before the pod pulls it; name the image by one of those digests`;
+}
+
 export function refusedRuntimeClass(spec: LaunchSpec, opts: SandboxPodOptions): string | undefined {
   const wanted = spec.runtimeClassName;
   if (wanted === undefined) return undefined;

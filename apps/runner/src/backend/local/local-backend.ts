@@ -48,6 +48,7 @@ import { WarmSlots, type WarmSlot } from './warm-slots';
 import { LOCAL_SPEC_FEATURES } from './spec-features';
 import type { ImageStore } from './images/image-store';
 import { createImageStore, IMAGE_DIGEST_FILE, imageSourceOf, withImageConfig } from './images/launch-image';
+import { digestPinCheck } from './images/digest-pins';
 import { ImagePullError } from './images/pull-error';
 import type { ImageSource } from './bwrap-args';
 
@@ -321,7 +322,7 @@ export class LocalBackend implements SandboxBackend {
     try {
       stored = await (this.imageCache() as ImageStore).ensure(spec.image, (message) => {
         if (rec.state === 'STATE_CREATING') this.recordEvent(rec, { state: 'STATE_CREATING', message });
-      });
+      }, digestPinCheck(spec));
     } catch (e) {
       const reason = e instanceof ImagePullError ? e.reason : 'FAILED_TO_START';
       this.recordEvent(rec, { state: 'STATE_FAILED', reason, message: `image ${JSON.stringify(spec.image)}: ${(e as Error).message}` });

@@ -89,9 +89,10 @@ export class ImageStore {
 
   /**
    * The image for a reference, pulled when not cached. A digest reference that is cached needs no
-   * registry; a tag is resolved at the registry every time (tags move).
+   * registry; a tag is resolved at the registry every time (tags move). `admitDigest` sees the
+   * resolved manifest first and throws to refuse it.
    */
-  async ensure(reference: string, onProgress?: (message: string) => void): Promise<StoredImage> {
+  async ensure(reference: string, onProgress?: (message: string) => void, admitDigest?: (resolved: { digest: string; referenceDigest: string }) => void): Promise<StoredImage> {
     const ref = parseImageReference(reference);
     if (!ref) throw new ImagePullError('IMAGE_NOT_FOUND', `${JSON.stringify(reference)} is not an image reference ([registry/]repository[:tag][@sha256:digest])`);
     if (ref.digest) {
@@ -99,6 +100,8 @@ export class ImageStore {
       if (hit) return hit;
     }
     const resolved = await this.o.client.resolve(ref);
+    // The policy's condition on what a tag resolves to, checked before anything is downloaded.
+    admitDigest?.(resolved);
     if (ref.digest && resolved.digest !== ref.digest) {
       // The reference pinned an index; the platform manifest it leads to is what gets cached.
       const hit = this.cached(resolved.digest);

@@ -1,5 +1,5 @@
 /** Why an image could not be made runnable; each becomes the sandbox's FAILED reason. */
-export type ImagePullReason = 'IMAGE_NOT_FOUND' | 'IMAGE_PULL_UNAUTHORIZED' | 'IMAGE_DIGEST_MISMATCH' | 'IMAGE_PULL_FAILED';
+export type ImagePullReason = 'IMAGE_NOT_FOUND' | 'IMAGE_PULL_UNAUTHORIZED' | 'IMAGE_DIGEST_MISMATCH' | 'IMAGE_PULL_FAILED' | 'IMAGE_POLICY_REJECTED';
 
 export class ImagePullError extends Error {
   constructor(

@@ -47,6 +47,8 @@ export type ImageManifest = z.infer<typeof ManifestSchema>;
 export interface ResolvedManifest {
   /** Digest of the platform manifest (not of an index that pointed to it). */
   digest: string;
+  /** Digest of what the reference names: the index when it leads to one, else `digest`. */
+  referenceDigest: string;
   manifest: ImageManifest;
 }
 
@@ -177,9 +179,9 @@ export class RegistryClient {
         throw new ImagePullError('IMAGE_NOT_FOUND', `image ${formatReference(ref)} has no ${os}/${architecture} variant (offered: ${offered || 'none'})`);
       }
       const second = await this.manifestAt(ref, pick.digest);
-      return { digest: second.digest, manifest: parseManifest(ref, second.body) };
+      return { digest: second.digest, referenceDigest: first.digest, manifest: parseManifest(ref, second.body) };
     }
-    return { digest: first.digest, manifest: parseManifest(ref, first.body) };
+    return { digest: first.digest, referenceDigest: first.digest, manifest: parseManifest(ref, first.body) };
   }
 
   /**
