@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import {
+  PaddockError,
   SandboxSpecSchema,
   type Container,
   type Policy,
@@ -28,6 +29,7 @@ import { LocalBackend } from '../../src/backend/local/local-backend';
 import { baseTableScript } from '../../src/backend/local/net/nft-ruleset';
 import { parseIpv4Cidr } from '../../src/backend/local/net/cidr';
 import type { LaunchSpec } from '../../src/backend/sandbox-backend';
+import { checkPod } from '../../src/service/launch-pod';
 import { effectiveFieldsOf, SANDBOX_META_LABEL, toLaunchSpec } from '../../src/service/launch-spec';
 import { specFieldPaths } from './spec-fields';
 
@@ -397,6 +399,17 @@ const names = (v: string, field: string): boolean => v === field || field.starts
 
 type Outcome = 'honoured' | 'refused';
 
+/** The fields the runner's create-time pod check refuses, or undefined when it admits the spec. */
+function podViolationsOf(resolved: ResolvedSandboxSpec, portForward: boolean): string[] | undefined {
+  try {
+    checkPod(resolved, { portForward });
+    return undefined;
+  } catch (e) {
+    if (e instanceof PaddockError) return e.violations.map((v) => v.field);
+    throw e;
+  }
+}
+
 /** The outcome of one sample on one backend, or the reason it has neither. */
 function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sample): { outcome: Outcome } | { problem: string } {
   const field = s.field ?? path.replaceAll('[]', '[0]');
@@ -404,6 +417,13 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
   if (!res.ok) {
     if (res.violations.some((v) => names(v.field, field))) return { outcome: 'refused' };
     return { problem: `refused, but no violation names ${field} (got ${res.violations.map((v) => `${v.field}: ${v.rule}`).join('; ')})` };
+  }
+  // The runner's own check at create, after the policy engine: what a pod's containers, volumes,
+  // probes and services may hold on this backend (the local backend relays service ports).
+  const podRefusal = podViolationsOf(res.resolved, b === 'local');
+  if (podRefusal) {
+    if (podRefusal.some((v) => names(v, field))) return { outcome: 'refused' };
+    return { problem: `refused at create, but no violation names ${field} (got ${podRefusal.join('; ')})` };
   }
   if (s.steers) return s.steers(res.resolved) ? { outcome: 'honoured' } : { problem: 'admitted, but the resolved spec does not carry it' };
   const launched = launchOf(s.spec, res.resolved);
