@@ -72,6 +72,18 @@ describe('spec features', () => {
   });
 });
 
+describe('init containers', () => {
+  it('refuses primary: true on an init container by name on every runner; primary: false asks for nothing', () => {
+    const spec = (primary: boolean) => ({ containers: [{ command: ['sleep', '60'] }], initContainers: [{ name: 'setup', command: ['true'], primary }] });
+    const refused = resolveSandboxSpec({ policy: null, spec: spec(true), capabilities: FULL_CAPABILITIES });
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.violations.map((v) => [v.field, v.rule])).toEqual([['initContainers[0].primary', 'invalid_value']]);
+    const admitted = resolveSandboxSpec({ policy: null, spec: spec(false), capabilities: FULL_CAPABILITIES });
+    expect(admitted.ok && admitted.resolved.primaryContainer).toBe('main');
+  });
+});
+
 describe('what the runner policy adds, against the spec features', () => {
   it('refuses base attachments and a DNS egress mode the backend cannot apply, naming their place in the policy', () => {
     const policy = {

@@ -83,6 +83,11 @@ export interface LaunchSpec {
   volumes?: LaunchVolume[];
   /** The sandbox becomes RUNNING only once this command succeeds inside the primary container. */
   startupProbe?: LaunchProbe;
+  /**
+   * The ports the sandbox's public services serve. A backend relays connections (`connectPort`)
+   * to these ports and refuses every other, so what it serves is what the spec declared.
+   */
+  servicePorts?: number[];
 }
 
 /** A container other than the primary: its own image, command, environment and files. */
@@ -271,7 +276,8 @@ export interface SandboxBackend {
   /**
    * One TCP connection to `port` on the sandbox's own loopback, made from inside its network
    * namespace (so it works whether or not the sandbox has egress). Absent: the backend cannot
-   * relay, and public services are refused at create.
+   * relay, and public services are refused at create. A port outside the launch's `servicePorts`
+   * is refused (CWSANDBOX_INVALID_REQUEST) without reaching the sandbox.
    */
   connectPort?(sandboxId: string, port: number): Promise<Duplex>;
   /** The state of each container of a sandbox with several (init containers first); undefined when it has one. */

@@ -109,16 +109,17 @@ function volumeOf(v: ResolvedSandboxSpec['volumes'][number], defaults: { diskByt
   };
 }
 
-/** The launch fields for everything but the primary's own process (absent when unused). */
+/** The launch fields for everything but the primary's own process (absent when unused), and the ports its public services serve. */
 export function podLaunchFields(
   resolved: ResolvedSandboxSpec,
   primary: ResolvedContainer,
   defaults: { diskBytes: number; memoryBytes: number },
-): Pick<LaunchSpec, 'primaryName' | 'volumeMounts' | 'sidecars' | 'initContainers' | 'volumes' | 'startupProbe'> {
+): Pick<LaunchSpec, 'primaryName' | 'volumeMounts' | 'sidecars' | 'initContainers' | 'volumes' | 'startupProbe' | 'servicePorts'> {
   const sidecars = resolved.containers.filter((c) => c !== primary).map(launchContainerOf);
   const inits = resolved.initContainers.map(launchContainerOf);
   const probe = probeOf(primary);
   const mounts = mountsOf(primary);
+  const servicePorts = [...new Set(httpEndpointsOf(resolved.services).map((e) => e.port))];
   return {
     primaryName: primary.name,
     ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
@@ -126,5 +127,6 @@ export function podLaunchFields(
     ...(inits.length > 0 ? { initContainers: inits } : {}),
     ...(resolved.volumes.length > 0 ? { volumes: resolved.volumes.map((v) => volumeOf(v, defaults)) } : {}),
     ...(probe !== undefined ? { startupProbe: StartupProbeSchema.parse(probe) satisfies LaunchProbe } : {}),
+    ...(servicePorts.length > 0 ? { servicePorts } : {}),
   };
 }

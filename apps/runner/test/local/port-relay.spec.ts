@@ -19,6 +19,7 @@ describe('local backend: connections into a sandbox port (service relay)', () =>
     await launchRunning(
       t,
       spec('web', {
+        servicePorts: [8000, 8001],
         command: ['sh', '-c', 'cd /workspace && echo served-from-sandbox > index.txt && exec python3 -m http.server 8000 --bind 127.0.0.1'],
       }),
     );
@@ -44,8 +45,30 @@ describe('local backend: connections into a sandbox port (service relay)', () =>
     await expect(t.backend.connectPort('web', 8001)).rejects.toMatchObject({ reason: 'CWSANDBOX_SERVICE_UNAVAILABLE' });
   });
 
+  it('refuses a port the launch does not serve, though a server listens on it', async () => {
+    await launchRunning(t, spec('web-undeclared', { servicePorts: [8001], command: ['python3', '-m', 'http.server', '8000', '--bind', '127.0.0.1', '--directory', '/usr/share'] }));
+    const served = await waitFor(
+      async () => {
+        try {
+          // The server answers on its port from inside the sandbox, so only the relay refuses it.
+          const r = await t.backend.exec('web-undeclared', { argv: ['python3', '-c', 'import urllib.request as u; print(u.urlopen("http://127.0.0.1:8000/").status)'] });
+          return r.exitCode === 0 ? r : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      { timeoutMs: 15_000, what: 'the sandbox http.server to answer inside the sandbox' },
+    );
+    expect(served.stdout.toString().trim()).toBe('200');
+    await expect(t.backend.connectPort('web-undeclared', 8000)).rejects.toMatchObject({
+      reason: 'CWSANDBOX_INVALID_REQUEST',
+      violations: [{ field: 'port', rule: 'public_service' }],
+    });
+    await t.backend.stop('web-undeclared', 0, 'STOPPED_BY_USER');
+  });
+
   it('reaches a sandbox with its own egress link the same way (inside its namespace, not over the veth)', async () => {
-    await launchRunning(t, spec('web-egress', { network: 'host', command: ['python3', '-m', 'http.server', '8000', '--bind', '127.0.0.1', '--directory', '/usr/share'] }));
+    await launchRunning(t, spec('web-egress', { network: 'host', servicePorts: [8000], command: ['python3', '-m', 'http.server', '8000', '--bind', '127.0.0.1', '--directory', '/usr/share'] }));
     const answer = await waitFor(
       async () => {
         try {

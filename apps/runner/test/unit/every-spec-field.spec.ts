@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import {
+  PaddockError,
   SandboxSpecSchema,
   type Container,
   type Policy,
@@ -24,10 +25,12 @@ import {
   type SandboxPodOptions,
 } from '../../src/backend/kubernetes/sandbox-pod';
 import { bwrapArgs } from '../../src/backend/local/bwrap-args';
+import { buildPod } from '../../src/backend/local/containers';
 import { LocalBackend } from '../../src/backend/local/local-backend';
 import { baseTableScript } from '../../src/backend/local/net/nft-ruleset';
 import { parseIpv4Cidr } from '../../src/backend/local/net/cidr';
 import type { LaunchSpec } from '../../src/backend/sandbox-backend';
+import { checkPod } from '../../src/service/launch-pod';
 import { effectiveFieldsOf, SANDBOX_META_LABEL, toLaunchSpec } from '../../src/service/launch-spec';
 import { specFieldPaths } from './spec-fields';
 
@@ -83,6 +86,12 @@ interface ContainerSample {
   steers?: Sample['steers'];
   /** The field under the container, when not the schema path (`volumeMounts[1]`). */
   field?: string;
+  /**
+   * The same field as an init container asks it, when `c`'s value could not show there: an init
+   * container's amounts count in the sandbox's totals only where they exceed the containers'
+   * together (it runs before them, alone), so its sample asks for more than the primary's 1 CPU / 1Gi.
+   */
+  init?: Container;
 }
 
 const gpu1 = { count: 1 };
@@ -106,7 +115,7 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
   // (`containers[].primary` among the spec samples); on an init container it is refused with it.
   primary: [{ c: { primary: true } }],
   'resourceRequirements.limits.cpu': [{ c: { resourceRequirements: { limits: { cpu: '2' } } } }],
-  'resourceRequirements.limits.memory': [{ c: { resourceRequirements: { limits: { memory: '768Mi' } } } }],
+  'resourceRequirements.limits.memory': [{ c: { resourceRequirements: { limits: { memory: '768Mi' } } }, init: { resourceRequirements: { limits: { memory: '2Gi' } } } }],
   'resourceRequirements.limits.gpu.count': [{ c: { resourceRequirements: { limits: { gpu: gpu1 } } } }],
   'resourceRequirements.limits.gpu.type': [
     { c: { resourceRequirements: { limits: { gpu: { count: 1, type: 'H100' } } } }, without: { resourceRequirements: { limits: { gpu: gpu1 } } } },
@@ -114,8 +123,8 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
   'resourceRequirements.limits.gpu.memoryGb': [
     { c: { resourceRequirements: { limits: { gpu: { count: 1, memoryGb: 80 } } } }, without: { resourceRequirements: { limits: { gpu: gpu1 } } } },
   ],
-  'resourceRequirements.requests.cpu': [{ c: { resourceRequirements: { requests: { cpu: '100m' } } } }],
-  'resourceRequirements.requests.memory': [{ c: { resourceRequirements: { requests: { memory: '64Mi' } } } }],
+  'resourceRequirements.requests.cpu': [{ c: { resourceRequirements: { requests: { cpu: '100m' } } }, init: { resourceRequirements: { requests: { cpu: '2' } } } }],
+  'resourceRequirements.requests.memory': [{ c: { resourceRequirements: { requests: { memory: '64Mi' } } }, init: { resourceRequirements: { requests: { memory: '2Gi' } } } }],
   'resourceRequirements.requests.gpu.count': [{ c: { resourceRequirements: { requests: { gpu: gpu1 } } } }],
   'resourceRequirements.requests.gpu.type': [
     { c: { resourceRequirements: { requests: { gpu: { count: 1, type: 'H100' } } } }, without: { resourceRequirements: { requests: { gpu: gpu1 } } } },
@@ -124,7 +133,7 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
     { c: { resourceRequirements: { requests: { gpu: { count: 1, memoryGb: 80 } } } }, without: { resourceRequirements: { requests: { gpu: gpu1 } } } },
   ],
   'resources.cpu': [{ c: { resources: { cpu: '2' } } }],
-  'resources.memory': [{ c: { resources: { memory: '768Mi' } } }],
+  'resources.memory': [{ c: { resources: { memory: '768Mi' } }, init: { resources: { memory: '2Gi' } } }],
   'resources.gpu.count': [{ c: { resources: { gpu: gpu1 } } }],
   'resources.gpu.type': [{ c: { resources: { gpu: { count: 1, type: 'H100' } } }, without: { resources: { gpu: gpu1 } } }],
   'resources.gpu.memoryGb': [{ c: { resources: { gpu: { count: 1, memoryGb: 80 } } }, without: { resources: { gpu: gpu1 } } }],
@@ -204,11 +213,17 @@ const net10 = { cidr: { cidr: '10.0.0.0/8' } };
 
 const SPEC_SAMPLES: Record<string, Sample[]> = {
   annotations: [{ spec: { ...BASE, annotations: { team: 'ml' } } }],
-  'containers[]': [{ spec: { containers: TWO }, without: { containers: [TWO[0] as Container] }, field: 'containers[1]' }],
+  // Several containers need their primary named (by `primaryContainer` or `primary`), so each
+  // baseline names it the other way, or names the other container: only the field under test differs.
+  'containers[]': [{ spec: { containers: TWO, primaryContainer: 'app' }, without: { containers: [TWO[0] as Container], primaryContainer: 'app' }, field: 'containers[1]' }],
   'containers[].primary': [
-    { spec: { containers: [TWO[0] as Container, { ...(TWO[1] as Container), primary: true }] }, without: { containers: TWO }, field: 'containers[1].primary' },
+    {
+      spec: { containers: [TWO[0] as Container, { ...(TWO[1] as Container), primary: true }] },
+      without: { containers: TWO, primaryContainer: 'app' },
+      field: 'containers[1].primary',
+    },
   ],
-  primaryContainer: [{ spec: { containers: TWO, primaryContainer: 'side' }, without: { containers: TWO } }],
+  primaryContainer: [{ spec: { containers: TWO, primaryContainer: 'side' }, without: { containers: [{ ...(TWO[0] as Container), primary: true }, TWO[1] as Container] } }],
   'initContainers[]': [
     {
       spec: { containers: [MAIN], initContainers: [{ name: 'one', command: ['true'] }, { name: 'two', command: ['true'] }] },
@@ -285,7 +300,10 @@ const SPEC_SAMPLES: Record<string, Sample[]> = {
   ],
   'volumes[].name': [{ spec: { ...BASE, volumes: SCRATCH } }],
   // Against the same volume without the field, so the field itself (not the volume) must show.
-  'volumes[].scratch.medium': [{ spec: { ...BASE, volumes: [{ name: 'm', scratch: { medium: 'STORAGE_MEDIUM_MEMORY' } }] }, without: { ...BASE, volumes: [{ name: 'm', scratch: {} }] } }],
+  // A memory volume must have a size (it counts against the sandbox's memory), so both carry one.
+  'volumes[].scratch.medium': [
+    { spec: { ...BASE, volumes: [{ name: 'm', scratch: { medium: 'STORAGE_MEDIUM_MEMORY', size: '64Mi' } }] }, without: { ...BASE, volumes: [{ name: 'm', scratch: { size: '64Mi' } }] } },
+  ],
   'volumes[].scratch.size': [{ spec: { ...BASE, volumes: [{ name: 's', scratch: { size: '1Gi' } }] }, without: { ...BASE, volumes: [{ name: 's', scratch: {} }] } }],
   'volumes[].scratch.restoreFromSnapshotId': [
     { spec: { ...BASE, volumes: [{ name: 's', scratch: { restoreFromSnapshotId: 'snap-1' } }] }, without: { ...BASE, volumes: [{ name: 's', scratch: {} }] } },
@@ -309,15 +327,21 @@ function allSamples(): Map<string, Sample[]> {
         })),
       );
     }
-    // On an init container the field must show in the launch itself: no exhibits, no steering.
+    // On an init container the field must show in the launch itself (no steering), or, for a
+    // property the backend always gives, on the init container's own bwrap argv. Only the local
+    // backend runs init containers; Kubernetes refuses them by name.
     const init: Container = { name: 'setup', command: ['true'] };
     out.set(
       `initContainers[].${rel}`,
-      samples.map((s) => ({
-        spec: { containers: [MAIN], initContainers: [{ ...init, ...s.c }], ...(s.volumes ? { volumes: s.volumes } : {}) },
-        without: { containers: [MAIN], initContainers: [{ ...init, ...s.without }], ...(s.volumes ? { volumes: s.volumes } : {}) },
-        ...(s.field ? { field: `initContainers[0].${s.field}` } : {}),
-      })),
+      samples.map((s) => {
+        const local = s.exhibits?.local;
+        return {
+          spec: { containers: [MAIN], initContainers: [{ ...init, ...(s.init ?? s.c) }], ...(s.volumes ? { volumes: s.volumes } : {}) },
+          without: { containers: [MAIN], initContainers: [{ ...init, ...s.without }], ...(s.volumes ? { volumes: s.volumes } : {}) },
+          ...(s.field ? { field: `initContainers[0].${s.field}` } : {}),
+          ...(local ? { exhibits: { local: (l: Launched) => local({ ...l, bwrap: initBwrapOf(l.launch) }) } } : {}),
+        };
+      }),
     );
   }
   return out;
@@ -350,6 +374,21 @@ function sandboxContainer(l: Launched): k8s.V1Container {
   const c = l.pod.spec?.containers[0];
   if (!c) throw new Error('pod without a container');
   return c;
+}
+
+/** The first init container's bwrap argv, as the local backend builds it for the supervisor. */
+function initBwrapOf(launch: LaunchSpec): string[] {
+  const pod = buildPod({
+    spec: launch,
+    sandboxDir: '/run/paddock-every-field',
+    diskDir: '/run/paddock-every-field/disk',
+    net: undefined,
+    resolveImage: () => ({ kind: 'host' }),
+    knownImages: () => [],
+  });
+  const first = pod.fields.initContainers?.[0];
+  if (!first) throw new Error('launch without an init container');
+  return first.bwrap;
 }
 
 function launchOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec): Launched {
@@ -397,6 +436,17 @@ const names = (v: string, field: string): boolean => v === field || field.starts
 
 type Outcome = 'honoured' | 'refused';
 
+/** The fields the runner's create-time pod check refuses, or undefined when it admits the spec. */
+function podViolationsOf(resolved: ResolvedSandboxSpec, portForward: boolean): string[] | undefined {
+  try {
+    checkPod(resolved, { portForward });
+    return undefined;
+  } catch (e) {
+    if (e instanceof PaddockError) return e.violations.map((v) => v.field);
+    throw e;
+  }
+}
+
 /** The outcome of one sample on one backend, or the reason it has neither. */
 function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sample): { outcome: Outcome } | { problem: string } {
   const field = s.field ?? path.replaceAll('[]', '[0]');
@@ -404,6 +454,13 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
   if (!res.ok) {
     if (res.violations.some((v) => names(v.field, field))) return { outcome: 'refused' };
     return { problem: `refused, but no violation names ${field} (got ${res.violations.map((v) => `${v.field}: ${v.rule}`).join('; ')})` };
+  }
+  // The runner's own check at create, after the policy engine: what a pod's containers, volumes,
+  // probes and services may hold on this backend (the local backend relays service ports).
+  const podRefusal = podViolationsOf(res.resolved, b === 'local');
+  if (podRefusal) {
+    if (podRefusal.some((v) => names(v, field))) return { outcome: 'refused' };
+    return { problem: `refused at create, but no violation names ${field} (got ${podRefusal.join('; ')})` };
   }
   if (s.steers) return s.steers(res.resolved) ? { outcome: 'honoured' } : { problem: 'admitted, but the resolved spec does not carry it' };
   const launched = launchOf(s.spec, res.resolved);

@@ -61,6 +61,7 @@ export function readSpec(spec: Record<string, unknown>, sink: Sink): SpecRead {
   const all = initContainers.length ? containers.concat(initContainers) : containers;
   checkUniqueNames(all, sink);
   const primaryContainer = resolvePrimary(spec, containers, sink);
+  refusePrimaryInit(initContainers, sink);
   const volumes = readVolumes(spec, sink);
   checkMountedVolumes(all, volumes, sink);
   const requestedLifetime = readInt(spec, 'maxLifetimeSeconds', '', sink);
@@ -157,6 +158,22 @@ function readServices(spec: Record<string, unknown>, sink: Sink): Record<string,
     }
   });
   return services;
+}
+
+/**
+ * An init container runs to completion before the others start, so it cannot be the container
+ * whose exit ends the sandbox; `primary: true` on one is refused rather than ignored.
+ */
+function refusePrimaryInit(initContainers: ContainerRead[], sink: Sink): void {
+  for (const w of initContainers) {
+    if (w.primaryFlag !== true) continue;
+    addViolation(
+      sink,
+      join(w.path, 'primary'),
+      'invalid_value',
+      'an init container runs to completion before the others, so it cannot be the primary container',
+    );
+  }
 }
 
 function resolvePrimary(

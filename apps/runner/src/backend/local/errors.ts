@@ -14,6 +14,15 @@ export function sandboxNotRunning(sandboxId: string, state: string): PaddockErro
   });
 }
 
+/** A connection to a port the sandbox's spec does not make public (same rule as the runner's portForward). */
+export function portNotServed(sandboxId: string, port: number): PaddockError {
+  return new PaddockError('failed_precondition', `port ${port} is not a public service of sandbox ${sandboxId}`, {
+    reason: 'CWSANDBOX_INVALID_REQUEST',
+    violations: [{ field: 'port', rule: 'public_service', description: 'a port the sandbox declares in services[] with VISIBILITY_PUBLIC' }],
+    metadata: { sandboxId, port: String(port) },
+  });
+}
+
 /** Maps an errno reported by a file handler inside the sandbox to the API's error model. */
 export function fileError(sandboxId: string, path: string, errno: string, message: string): PaddockError {
   const metadata = { sandboxId, path, errno };

@@ -31,7 +31,7 @@ import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
 import { containerStatusesOf, execEnvFor, podLogFile, primaryNameOf } from './container-status';
 import { buildPod, isPod, LaunchRefused, primaryLayout, sandboxFileToDiskPath, type PodPlanFields } from './containers';
 import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName } from './cgroups';
-import { sandboxNotFound, sandboxNotRunning } from './errors';
+import { portNotServed, sandboxNotFound, sandboxNotRunning } from './errors';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
 import { fromOffset, LogCursor, tailLines } from './log-file';
@@ -385,6 +385,7 @@ export class LocalBackend implements SandboxBackend {
         ...(net ? { netns: net.netnsPath } : {}),
         // Named even alone, so `container: <its name>` reaches it.
         ...(spec.primaryName ? { primaryName: spec.primaryName } : {}),
+        ...(spec.servicePorts?.length ? { servicePorts: spec.servicePorts } : {}),
         ...pod.fields,
         ...(spec.restoreArchive ? { restoreArchive: spec.restoreArchive } : {}),
       };
@@ -573,6 +574,8 @@ export class LocalBackend implements SandboxBackend {
 
   async connectPort(sandboxId: string, port: number): Promise<Duplex> {
     const rec = this.runningRecord(sandboxId);
+    // Only what the spec made public is relayed, even if a caller above forgot to check.
+    if (!(this.readPlan(rec)?.servicePorts ?? []).includes(port)) throw portNotServed(sandboxId, port);
     return connectSandboxPort(this.socketPath(rec), sandboxId, port, () => sandboxNotRunning(sandboxId, rec.state));
   }
 

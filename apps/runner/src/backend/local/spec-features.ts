@@ -11,4 +11,15 @@ export const LOCAL_SPEC_FEATURES: readonly SpecFeature[] = [
   'securityContext.readOnlyRootFilesystem',
   // Every capability is dropped (`--cap-drop ALL`), so any drop list is already satisfied.
   'securityContext.capabilitiesDrop',
+  // Sidecars and init containers: each its own bwrap in the sandbox's cgroups and network namespace.
+  'containers.multiple',
+  'initContainers',
+  // Scratch volumes are size-capped tmpfs mounts, shared by the containers that mount them.
+  'volumes.scratch',
+  'volumeMounts',
+  'volumeMounts.readOnly',
+  'volumeMounts.subPath',
+  // Public services are relayed by the supervisor into the sandbox's network namespace.
+  'services',
+  'startupProbe',
 ];

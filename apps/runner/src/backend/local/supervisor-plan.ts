@@ -83,6 +83,8 @@ export const SupervisorPlanSchema = z.strictObject({
       }),
     )
     .optional(),
+  /** The ports of the sandbox's public services: the only ones the backend relays connections to. */
+  servicePorts: z.array(z.number().int().min(1).max(65535)).optional(),
   /** Run inside the primary until it succeeds; only then is the sandbox RUNNING. */
   startupProbe: z
     .strictObject({
