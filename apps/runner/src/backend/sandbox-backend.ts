@@ -69,6 +69,12 @@ export interface LaunchSpec {
    * before it starts. Only a backend that can snapshot (`snapshotDisk`) receives one.
    */
   restoreArchive?: string;
+  /**
+   * The snapshot the sandbox's own disk (the volume named `workspace`) is restored from, as the
+   * spec asked; the runner fetches it as `restoreArchive`. A scratch volume of another name never
+   * restores (refused at create).
+   */
+  diskRestoreSnapshotId?: string;
   /** Free-form labels persisted with the sandbox so a restarted runner can adopt it. */
   labels: Record<string, string>;
   /** The primary container's name (exec, files and logs target it by default). Absent: `main`. */

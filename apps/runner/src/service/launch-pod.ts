@@ -1,4 +1,4 @@
-import { httpEndpointsOf, PaddockError, serviceViolations, type FieldViolation, type ResolvedContainer, type ResolvedSandboxSpec } from '@paddock/contracts';
+import { DEFAULT_SNAPSHOT_VOLUME, httpEndpointsOf, PaddockError, serviceViolations, type FieldViolation, type ResolvedContainer, type ResolvedSandboxSpec } from '@paddock/contracts';
 import { z } from 'zod';
 import type { LaunchContainer, LaunchProbe, LaunchSpec, LaunchVolume, LaunchVolumeMount } from '../backend/sandbox-backend';
 
@@ -32,6 +32,16 @@ function probeOf(c: ResolvedContainer): unknown {
  */
 export function podViolations(resolved: ResolvedSandboxSpec): FieldViolation[] {
   const out: FieldViolation[] = [];
+  resolved.volumes.forEach((v, i) => {
+    // The sandbox's own disk is what a snapshot captures, so it is the one volume a snapshot restores.
+    if (v.restoreFromSnapshotId && v.name !== DEFAULT_SNAPSHOT_VOLUME) {
+      out.push({
+        field: `volumes[${i}].scratch.restoreFromSnapshotId`,
+        rule: 'runner_capability',
+        description: `only the sandbox's own disk, volume ${JSON.stringify(DEFAULT_SNAPSHOT_VOLUME)}, restores from a snapshot`,
+      });
+    }
+  });
   for (const [list, init] of [
     [resolved.containers, false],
     [resolved.initContainers, true],
@@ -114,18 +124,22 @@ export function podLaunchFields(
   resolved: ResolvedSandboxSpec,
   primary: ResolvedContainer,
   defaults: { diskBytes: number; memoryBytes: number },
-): Pick<LaunchSpec, 'primaryName' | 'volumeMounts' | 'sidecars' | 'initContainers' | 'volumes' | 'startupProbe' | 'servicePorts'> {
+): Pick<LaunchSpec, 'primaryName' | 'volumeMounts' | 'sidecars' | 'initContainers' | 'volumes' | 'startupProbe' | 'servicePorts' | 'diskRestoreSnapshotId'> {
   const sidecars = resolved.containers.filter((c) => c !== primary).map(launchContainerOf);
   const inits = resolved.initContainers.map(launchContainerOf);
   const probe = probeOf(primary);
   const mounts = mountsOf(primary);
   const servicePorts = [...new Set(httpEndpointsOf(resolved.services).map((e) => e.port))];
+  // A restore of the sandbox's own disk is not a volume to mount: the disk is there already.
+  const diskRestore = resolved.volumes.find((v) => v.name === DEFAULT_SNAPSHOT_VOLUME && v.restoreFromSnapshotId);
+  const volumes = resolved.volumes.filter((v) => v !== diskRestore);
   return {
+    ...(diskRestore?.restoreFromSnapshotId ? { diskRestoreSnapshotId: diskRestore.restoreFromSnapshotId } : {}),
     primaryName: primary.name,
     ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
     ...(sidecars.length > 0 ? { sidecars } : {}),
     ...(inits.length > 0 ? { initContainers: inits } : {}),
-    ...(resolved.volumes.length > 0 ? { volumes: resolved.volumes.map((v) => volumeOf(v, defaults)) } : {}),
+    ...(volumes.length > 0 ? { volumes: volumes.map((v) => volumeOf(v, defaults)) } : {}),
     ...(probe !== undefined ? { startupProbe: StartupProbeSchema.parse(probe) satisfies LaunchProbe } : {}),
     ...(servicePorts.length > 0 ? { servicePorts } : {}),
   };

@@ -307,6 +307,8 @@ const SPEC_SAMPLES: Record<string, Sample[]> = {
   'volumes[].scratch.size': [{ spec: { ...BASE, volumes: [{ name: 's', scratch: { size: '1Gi' } }] }, without: { ...BASE, volumes: [{ name: 's', scratch: {} }] } }],
   'volumes[].scratch.restoreFromSnapshotId': [
     { spec: { ...BASE, volumes: [{ name: 's', scratch: { restoreFromSnapshotId: 'snap-1' } }] }, without: { ...BASE, volumes: [{ name: 's', scratch: {} }] } },
+    // The sandbox's own disk is the volume a snapshot captures, and so the one it restores.
+    { spec: { ...BASE, volumes: [{ name: 'workspace', scratch: { restoreFromSnapshotId: 'snap-1' } }] }, without: BASE },
   ],
   'volumes[].volumeId': [{ spec: { ...BASE, volumes: [{ name: 'v', volumeId: 'vol-1' }] } }],
 };

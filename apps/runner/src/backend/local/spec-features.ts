@@ -22,4 +22,7 @@ export const LOCAL_SPEC_FEATURES: readonly SpecFeature[] = [
   // Public services are relayed by the supervisor into the sandbox's network namespace.
   'services',
   'startupProbe',
+  // The sandbox's own disk (volume `workspace`) restores from a file-system snapshot; other
+  // volumes' restores are refused at create by name.
+  'volumes.restoreFromSnapshot',
 ];
