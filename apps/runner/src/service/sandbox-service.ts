@@ -18,7 +18,7 @@ import {
   type SandboxStateReason,
 } from '@paddock/contracts';
 import { z } from 'zod';
-import type { BackendEvent, RecoveredSandbox, SandboxBackend } from '../backend/sandbox-backend';
+import type { BackendEvent, LaunchSpec, RecoveredSandbox, SandboxBackend } from '../backend/sandbox-backend';
 import type { PolicyHolder } from '../policy/policy-holder';
 import { invalidRequest, runnerErrors, toPaddockError } from './errors';
 import {
@@ -73,6 +73,11 @@ export interface SandboxServiceDeps {
   publishState: (evt: SandboxStateEvent) => void;
   clock: Clock;
   log: RunnerLogger;
+  /**
+   * The runner's warm pools, when it has any: the capacity their idle sandboxes hold, and whether a
+   * launch would take one (its capacity is then already held, so it is not asked for twice).
+   */
+  warm?: { held(): { cpuMillis: number; memoryBytes: number; sandboxes: number }; canTake(launch: LaunchSpec): boolean };
 }
 
 /** What `recover()` did with each sandbox found running at startup. */
@@ -147,7 +152,6 @@ export class SandboxService {
     if (!typed.success) throw invalidRequest(typed.error, 'spec');
     const spec = typed.data;
     const allocation = reservationOf(resolved);
-    this.checkCapacity(allocation);
 
     // Registered before the first await: a concurrent redelivery of this create finds it.
     const now = this.d.clock.now();
@@ -175,9 +179,6 @@ export class SandboxService {
       allocation,
       deadline: new Date(now.getTime() + resolved.lifetimeSeconds * 1000),
     };
-    this.records.set(rec.sandboxId, rec);
-    this.emit(rec);
-    this.armLifetime(rec);
     const launch = toLaunchSpec({
       sandboxId: rec.sandboxId,
       organizationId: rec.organizationId,
@@ -187,6 +188,10 @@ export class SandboxService {
       caps: this.d.caps,
       meta,
     });
+    this.checkCapacity(allocation, this.d.warm?.canTake(launch) ?? false);
+    this.records.set(rec.sandboxId, rec);
+    this.emit(rec);
+    this.armLifetime(rec);
     try {
       await this.d.backend.launch(launch);
     } catch (e) {
@@ -419,17 +424,22 @@ export class SandboxService {
       mem += rec.allocation.memoryBytes;
       running++;
     }
+    const warm = this.d.warm?.held();
     return {
-      cpuMillisFree: Math.max(0, this.d.capacity.cpuMillis - cpu),
-      memoryBytesFree: Math.max(0, this.d.capacity.memoryBytes - mem),
+      cpuMillisFree: Math.max(0, this.d.capacity.cpuMillis - cpu - (warm?.cpuMillis ?? 0)),
+      memoryBytesFree: Math.max(0, this.d.capacity.memoryBytes - mem - (warm?.memoryBytes ?? 0)),
       sandboxesRunning: running,
       sandboxesMax: this.d.capacity.sandboxes,
+      ...(warm?.sandboxes ? { sandboxesWarm: warm.sandboxes } : {}),
     };
   }
 
-  private checkCapacity(want: { cpuMillis: number; memoryBytes: number }): void {
+  /** `takesWarm`: the launch takes a warm sandbox, whose requests the pool already holds. */
+  private checkCapacity(want: { cpuMillis: number; memoryBytes: number }, takesWarm = false): void {
+    if (takesWarm) return;
     const free = this.capacity();
-    if (free.sandboxesRunning >= free.sandboxesMax) throw runnerErrors.atCapacity(`${free.sandboxesRunning}/${free.sandboxesMax} sandboxes`);
+    const used = free.sandboxesRunning + (free.sandboxesWarm ?? 0);
+    if (used >= free.sandboxesMax) throw runnerErrors.atCapacity(`${used}/${free.sandboxesMax} sandboxes`);
     if (want.cpuMillis > free.cpuMillisFree) throw runnerErrors.atCapacity(`${want.cpuMillis}m CPU wanted, ${free.cpuMillisFree}m free`);
     if (want.memoryBytes > free.memoryBytesFree) {
       throw runnerErrors.atCapacity(`${want.memoryBytes} bytes of memory wanted, ${free.memoryBytesFree} free`);
