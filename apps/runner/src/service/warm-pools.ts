@@ -311,6 +311,9 @@ export class WarmPoolBackend implements SandboxBackend {
       this.memberPool.set(id, pool.def.name);
       try {
         await this.d.inner.launch({ ...template, sandboxId: id, labels: { ...template.labels, [WARM_POOL_LABEL]: pool.def.name } });
+        // Drained while its launch was in flight: a stop sent before the backend knew the sandbox
+        // may have found nothing to stop, so it is sent again now that the launch is in place.
+        if (this.draining.has(id)) await this.d.inner.stop(id, 0, 'STOPPED_BY_USER').catch(() => undefined);
       } catch (e) {
         this.memberFailed(pool, member, String(e));
       }
