@@ -32,6 +32,8 @@ export interface RunnersTable {
   observed_revision: number | null;
   observed_policy_etag: string | null;
   observed_using_default_policy: boolean | null;
+  /** The runner's last reported `warmPoolStatus` (null before any). */
+  observed_warm_pool_status: Json<unknown> | null;
   active_revision: number;
   target_revision: number;
   target_version: string;
