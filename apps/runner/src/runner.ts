@@ -113,7 +113,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     }
     revision = cfg.file.revision;
     healthDetail = undefined;
-    poolDefs = cfg.file.warmPools;
+    poolDefs = cfg.file.warmPools ?? [];
     // After the policy: templates resolve against the policy that now governs creates.
     pools.live?.configure(poolDefs);
     return true;

@@ -26,7 +26,7 @@ export const RunnerConfigFileSchema = z.strictObject({
   policy: z.unknown().optional(),
   policyEtag: name.optional(),
   /** The runner's warm pools (absent = none); each template is resolved against `policy`. */
-  warmPools: WarmPoolsSchema.default([]),
+  warmPools: WarmPoolsSchema.optional(),
   identity: z
     .strictObject({
       organizationId: name.optional(),

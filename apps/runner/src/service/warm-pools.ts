@@ -87,8 +87,14 @@ export function warmMatchKey(spec: LaunchSpec): string {
 
 /** Back-off after a warm sandbox fails to start: 1 s doubling to a minute. */
 const backoffMs = (failures: number): number => Math.min(60_000, 1_000 * 2 ** Math.max(0, failures - 1));
-/** A warm sandbox with less than this share of its launch lifetime left is replaced by a fresh one. */
-const RECYCLE_SHARE = 0.5;
+/**
+ * A warm sandbox is launched with this many times its template's lifetime, and replaced once less
+ * than one template lifetime (plus a maintenance period) is left: so an idle one can always grant
+ * a create of that template its whole lifetime from the moment it is taken, which the runner's own
+ * timer then enforces (the backend's longer deadline stays as the backstop).
+ */
+const WARM_LIFETIME_FACTOR = 2;
+const MAINTENANCE_MS = 30_000;
 
 /**
  * The runner's warm pools, as a backend in front of the real one.
@@ -137,7 +143,7 @@ export class WarmPoolBackend implements SandboxBackend {
     this.d = deps;
     this.kind = deps.inner.kind;
     deps.inner.onEvent((e) => this.onInnerEvent(e));
-    this.maintenance = setInterval(() => this.recycleAging(), 30_000);
+    this.maintenance = setInterval(() => this.recycleAging(), MAINTENANCE_MS);
     this.maintenance.unref();
   }
 
@@ -305,12 +311,12 @@ export class WarmPoolBackend implements SandboxBackend {
       }
       if (pool.error?.startsWith('runner at capacity')) delete pool.error;
       const id = this.d.newId?.(pool.def.name) ?? `warm-${pool.def.name}-${randomBytes(5).toString('hex')}`;
-      const lifetimeMs = template.lifetimeSeconds * 1000;
-      const member: Member = { id, ready: false, deadlineMs: now + lifetimeMs, reservation };
+      const lifetimeSeconds = template.lifetimeSeconds * WARM_LIFETIME_FACTOR;
+      const member: Member = { id, ready: false, deadlineMs: now + lifetimeSeconds * 1000, reservation };
       pool.members.set(id, member);
       this.memberPool.set(id, pool.def.name);
       try {
-        await this.d.inner.launch({ ...template, sandboxId: id, labels: { ...template.labels, [WARM_POOL_LABEL]: pool.def.name } });
+        await this.d.inner.launch({ ...template, sandboxId: id, lifetimeSeconds, labels: { ...template.labels, [WARM_POOL_LABEL]: pool.def.name } });
         // Drained while its launch was in flight: a stop sent before the backend knew the sandbox
         // may have found nothing to stop, so it is sent again now that the launch is in place.
         if (this.draining.has(id)) await this.d.inner.stop(id, 0, 'STOPPED_BY_USER').catch(() => undefined);
@@ -353,7 +359,7 @@ export class WarmPoolBackend implements SandboxBackend {
     for (const pool of this.pools.values()) {
       const lifetimeMs = (pool.launch?.lifetimeSeconds ?? 0) * 1000;
       for (const m of [...pool.members.values()]) {
-        if (m.ready && m.deadlineMs - now < lifetimeMs * RECYCLE_SHARE) {
+        if (m.ready && m.deadlineMs - now < lifetimeMs + 2 * MAINTENANCE_MS) {
           pool.members.delete(m.id);
           this.drainingMembers.set(m.id, m);
           this.draining.add(m.id);

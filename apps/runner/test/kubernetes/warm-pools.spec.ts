@@ -19,7 +19,8 @@ const identity = { runnerId: 'runner-warm', organizationId: ORG, clusterId: 'c1'
 const TEMPLATE = { containers: [{ name: 'main', image: 'paddock/base:1', resources: { cpu: '100m', memory: '128Mi' } }], maxLifetimeSeconds: 600 };
 const matching = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   containers: [{ ...TEMPLATE.containers[0], ...extra }],
-  maxLifetimeSeconds: 300,
+  // The template's own lifetime: a warm sandbox taken at any time can still grant all of it.
+  maxLifetimeSeconds: 600,
 });
 
 /**

@@ -197,6 +197,8 @@ describe('runner warm pools on the local backend', () => {
     const drained = before.filter((id) => !h.runner.warmPools.memberIds('agents').includes(id));
     expect(drained).toHaveLength(2);
     await waitFor(() => drained.every((id) => !h.backend.cgroupTree().listSandboxes().includes(id)), { timeoutMs: 20_000, what: 'drained cgroups removed' });
+    // A drained sandbox holds its capacity until the backend reports it ended.
+    await waitFor(() => h.runner.warmPools.held().sandboxes === 1, { timeoutMs: 20_000, what: 'the drained sandboxes released' });
     expect(h.runner.service.capacity()).toMatchObject({ sandboxesWarm: 1, cpuMillisFree: RUNNER_CPU_MILLIS - 50 });
 
     writeConfig([]);
