@@ -44,6 +44,11 @@ export const WarmPoolStatusSchema = z.object({
   size: z.number().int().nonnegative(),
   ready: z.number().int().nonnegative(),
   error: z.string().optional(),
+  /**
+   * The pool's template as `@paddock/policy`'s `warmPoolKey` states it (resolved against the
+   * runner's policy): the gateway prefers a runner with a ready pool whose key its create matches.
+   */
+  key: z.string().optional(),
 });
 export type WarmPoolStatus = z.infer<typeof WarmPoolStatusSchema>;
 

@@ -33,3 +33,4 @@ export { compilePolicy, type CompiledPolicy } from './compile';
 export { DEFAULT_POLICY, PLATFORM_DEFAULTS, SPEC_LIMITS } from './defaults';
 export { POLICY_RULES, type PolicyRule } from './violations';
 export { imageAllowedByRegistries, imageAllowedByList, qualifyImage } from './image';
+export { warmPoolKey } from './warm-pool-key';

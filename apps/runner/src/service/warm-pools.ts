@@ -23,6 +23,7 @@ import type {
   RecoveredSandbox,
   SandboxBackend,
 } from '../backend/sandbox-backend';
+import { warmPoolKey } from '@paddock/policy';
 import type { PolicyHolder } from '../policy/policy-holder';
 import { effectiveFieldsOf, reservationOf, toLaunchSpec, type PersistedSandboxMeta, type SandboxHostCaps } from './launch-spec';
 import { canonicalJson } from './sandbox-record';
@@ -59,6 +60,8 @@ interface PoolState {
   /** The template resolved against the current policy; undefined when refused (see `error`). */
   launch?: LaunchSpec;
   key?: string;
+  /** The template's `warmPoolKey`, reported so the gateway can prefer this runner for a match. */
+  preferenceKey?: string;
   error?: string;
   members: Map<string, Member>;
   /** Consecutive warm sandboxes that failed before becoming ready: refills back off on them. */
@@ -95,6 +98,8 @@ const backoffMs = (failures: number): number => Math.min(60_000, 1_000 * 2 ** Ma
  */
 const WARM_LIFETIME_FACTOR = 2;
 const MAINTENANCE_MS = 30_000;
+/** How long after a take its replacement (and those of takes meanwhile) launches. */
+const REFILL_DELAY_MS = 200;
 
 /**
  * The runner's warm pools, as a backend in front of the real one.
@@ -131,6 +136,7 @@ export class WarmPoolBackend implements SandboxBackend {
   private reconciling = false;
   private again = false;
   private timer: NodeJS.Timeout | undefined;
+  private refillTimer: NodeJS.Timeout | undefined;
   private readonly maintenance: NodeJS.Timeout;
   private closed = false;
   private readonly d: WarmPoolDeps;
@@ -181,6 +187,7 @@ export class WarmPoolBackend implements SandboxBackend {
       pool.def = def;
       pool.launch = resolved.launch;
       pool.key = resolved.key;
+      pool.preferenceKey = resolved.preferenceKey;
       pool.error = resolved.error;
       this.pools.set(def.name, pool);
     }
@@ -194,6 +201,7 @@ export class WarmPoolBackend implements SandboxBackend {
       size: p.def.size,
       ready: [...p.members.values()].filter((m) => m.ready).length,
       ...(p.error ? { error: p.error } : {}),
+      ...(p.preferenceKey ? { key: p.preferenceKey } : {}),
     }));
   }
 
@@ -224,7 +232,7 @@ export class WarmPoolBackend implements SandboxBackend {
 
   private readonly drainingMembers = new Map<string, Member>();
 
-  private resolveTemplate(def: WarmPool): { launch?: LaunchSpec; key?: string; error?: string } {
+  private resolveTemplate(def: WarmPool): { launch?: LaunchSpec; key?: string; preferenceKey?: string; error?: string } {
     const decision = this.d.policy.resolve(def.template, this.d.inner.capabilities());
     if (!decision.ok) {
       return { error: `template refused: ${decision.violations.map((v) => `${v.field} (${v.rule}): ${v.description}`).join('; ')}` };
@@ -253,7 +261,7 @@ export class WarmPoolBackend implements SandboxBackend {
       caps: this.d.caps,
       meta,
     });
-    return { launch, key: warmMatchKey(launch) };
+    return { launch, key: warmMatchKey(launch), preferenceKey: warmPoolKey(resolved) };
   }
 
   /** Stops `n` idle members of a pool (still-starting ones first: nobody is about to use them). */
@@ -277,6 +285,19 @@ export class WarmPoolBackend implements SandboxBackend {
       return;
     }
     setImmediate(() => void this.reconcile());
+  }
+
+  /**
+   * Refills a moment after a take, once for every take in that moment: during a burst of takes,
+   * launching replacements at once would compete for the CPU with the creates the pool serves.
+   */
+  private refillSoon(): void {
+    if (this.refillTimer) return;
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = undefined;
+      this.kick();
+    }, REFILL_DELAY_MS);
+    this.refillTimer.unref();
   }
 
   private async reconcile(): Promise<void> {
@@ -403,7 +424,7 @@ export class WarmPoolBackend implements SandboxBackend {
     this.warmToSandbox.set(hit.member.id, spec.sandboxId);
     this.warmTakes++;
     this.emit({ sandboxId: spec.sandboxId, state: 'STATE_CREATING', at: this.d.clock.now() });
-    this.kick();
+    this.refillSoon();
     void this.handOver(hit.member.id, hit.pool, spec);
   }
 
@@ -570,6 +591,7 @@ export class WarmPoolBackend implements SandboxBackend {
     this.closed = true;
     clearInterval(this.maintenance);
     if (this.timer) clearTimeout(this.timer);
+    if (this.refillTimer) clearTimeout(this.refillTimer);
     for (const pool of this.pools.values()) this.drain(pool, pool.members.size);
     const ids = [...this.draining];
     await Promise.all(ids.map((id) => this.d.inner.reap(id, 'STOPPED_BY_USER').catch(() => undefined)));

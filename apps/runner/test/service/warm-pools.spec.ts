@@ -107,7 +107,8 @@ describe('runner warm pools on the local backend', () => {
       sandboxesWarm: 3,
     });
     const beat = await nextHeartbeat(h, (b) => b.warmPoolStatus?.[0]?.ready === 3);
-    expect(beat.warmPoolStatus).toEqual([{ name: 'agents', size: 3, ready: 3 }]);
+    expect(beat.warmPoolStatus).toMatchObject([{ name: 'agents', size: 3, ready: 3 }]);
+    expect(beat.warmPoolStatus?.[0]?.key).toContain('"image":"paddock/base"');
     expect(beat.capacity).toMatchObject({ sandboxesWarm: 3, cpuMillisFree: RUNNER_CPU_MILLIS - 150 });
     // The warm sandboxes are the runner's, not anyone's: no create, no record, nothing listed.
     expect(h.runner.service.list({ organizationId: ORG, showTerminated: true })).toEqual([]);
