@@ -248,10 +248,11 @@ export const ManagedRunnerSchema = z.object({
     maintenancePolicy: MaintenancePolicySchema,
     overrides: RunnerOverridesSchema,
     enforceResourceLimits: z.boolean(),
-    warmPools: z.array(WarmPoolSchema),
+    /** Defaults to none when read from a control plane that predates warm pools. */
+    warmPools: z.array(WarmPoolSchema).default([]),
   }),
   /** What the runner last reported of each warm pool (empty before its first such heartbeat). */
-  warmPoolStatus: z.array(WarmPoolStatusSchema),
+  warmPoolStatus: z.array(WarmPoolStatusSchema).default([]),
   /** null = no policy set; the runner applies the platform default (`usingDefaultPolicy`). */
   policy: PolicySchema.nullable(),
   /** Opaque policy revision token; changes only when the policy changes. */
