@@ -28,13 +28,14 @@ const SPEC_PATHS: Record<string, string> = {
   maintenancePolicy: 'spec.maintenance_policy',
   overrides: 'spec.overrides',
   enforceResourceLimits: 'spec.enforce_resource_limits',
+  warmPools: 'spec.warm_pools',
 };
 
 /** Keys a read returns that a template round trip may carry; they are never patched. */
 const OUTPUT_ONLY = new Set([
   'uid', 'installStatus', 'connectionStatus', 'lastHeartbeatTime', 'activeRevision', 'targetRevision',
   'updateAvailable', 'rolloutInProgress', 'installError', 'usingDefaultPolicy', 'createTime', 'updateTime',
-  'deploymentSpec', 'managementMode', 'activeConfigVersion', 'dataPlaneStatus',
+  'deploymentSpec', 'managementMode', 'activeConfigVersion', 'dataPlaneStatus', 'warmPoolStatus',
 ]);
 
 export function camelToSnakePath(path: string): string {

@@ -1,7 +1,7 @@
-import type { CpRunnerV1, DeploymentSpec, RunnerConfigFileInput } from '@paddock/contracts';
+import type { CpRunnerV1, DeploymentSpec, RunnerConfigFileInput, WarmPool } from '@paddock/contracts';
 
 /**
- * The desired state of one runner, read from the control plane's published view `cp_runners_v1`
+ * The desired state of one runner, read from the control plane's published view `cp_runners_v2`
  * (the fold of the runner's event stream). The controller never interprets events step by step: an
  * event only says "look at this runner again" (level-based reconcile).
  */
@@ -21,6 +21,8 @@ export interface DesiredRunner {
   policyEtag: string;
   /** The Deployment the control plane rendered, in the shape both sides import from contracts. */
   deploymentSpec: DeploymentSpec;
+  /** The runner's warm pools (templates already checked against `policy` by the control plane). */
+  warmPools?: WarmPool[];
 }
 
 /**
@@ -33,6 +35,7 @@ export function runnerConfigOf(d: DesiredRunner): RunnerConfigFileInput {
     revision: d.targetRevision,
     policy: d.policy,
     ...(d.policyEtag ? { policyEtag: d.policyEtag } : {}),
+    ...(d.warmPools?.length ? { warmPools: d.warmPools } : {}),
     identity: { organizationId: d.organizationId, clusterId: d.clusterId, zone: d.zone, runnerGroupId: d.runnerGroupId },
   };
 }

@@ -118,4 +118,14 @@ describe('runner manifest builders', () => {
       nats: {},
     });
   });
+
+  it('carries the warm pools into the runner config file, and a pool edit changes only the ConfigMap', () => {
+    const warmPools = [{ name: 'agents', size: 5, template: { containers: [{ name: 'main', resources: { cpu: '100m', memory: '128Mi' } }] } }];
+    const before = buildRunnerObjects(desired(), { natsUrl: 'n' });
+    const after = buildRunnerObjects(desired({ warmPools }), { natsUrl: 'n' });
+    expect(before.filter((o, i) => JSON.stringify(o) !== JSON.stringify(after[i])).map((o) => o.kind)).toEqual(['ConfigMap']);
+    const cm = after.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+    const file = RunnerConfigFileSchema.parse(JSON.parse(Object.values(cm.data)[0] ?? ''));
+    expect(file.warmPools).toEqual(warmPools);
+  });
 });

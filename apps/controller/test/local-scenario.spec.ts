@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -40,6 +40,7 @@ interface Runner {
   targetRevision: string;
   rolloutInProgress: boolean;
   etag: string;
+  warmPoolStatus?: { name: string; size: number; ready: number }[];
 }
 
 describe('controller with the local driver and the real runner', () => {
@@ -172,6 +173,36 @@ describe('controller with the local driver and the real runner', () => {
     await waitFor(() => readFileSync(join(stateDir, 'runners', 'local-a', 'config.json'), 'utf8').includes('"maxCpu": "2"'), { timeoutMs: 30_000, what: 'config file' });
     expect(pidOf()).toBe(pid);
   });
+
+  it('spec.warmPools reaches the runner through its config file, and the pool it fills shows on the runner resource', async () => {
+    const pid = pidOf();
+    // This scenario's directories are private to root (mkdtemp); a sandbox's unprivileged user must
+    // traverse them to reach its own workspace, so they open to traversal (not listing) meanwhile.
+    const dirs = [stateDir, join(stateDir, 'runners'), join(stateDir, 'runners', 'local-a')];
+    const modes = dirs.map((d) => statSync(d).mode & 0o777);
+    for (const d of dirs) chmodSync(d, 0o711);
+    const template = { containers: [{ name: 'main', resources: { cpu: '100m', memory: '64Mi' } }], network: { denyEgress: true } };
+    let last: Runner['warmPoolStatus'];
+    const p = await api('PATCH', '/v1/sandbox/managedRunners/local-a?updateMask=spec.warm_pools', { spec: { warmPools: [{ name: 'agents', size: 2, template }] } });
+    expect(p.status).toBe(200);
+    await waitFor(() => readFileSync(join(stateDir, 'runners', 'local-a', 'config.json'), 'utf8').includes('"warmPools"'), { timeoutMs: 30_000, what: 'warm pools in the config file' });
+    const filled = await waitFor(
+      async () => {
+        const r = await runner();
+        last = r.warmPoolStatus;
+        return r.warmPoolStatus?.[0]?.ready === 2 ? r : undefined;
+      },
+      { timeoutMs: 60_000, what: 'the pool reported full on the runner resource' },
+    ).catch((e: unknown) => {
+      throw new Error(`${String(e)}; last reported: ${JSON.stringify(last)}`);
+    });
+    expect(filled.warmPoolStatus?.[0]).toMatchObject({ name: 'agents', size: 2, ready: 2 });
+    expect(pidOf()).toBe(pid);
+    // Removing the pool drains it: the runner reports no pool any more.
+    expect((await api('PATCH', '/v1/sandbox/managedRunners/local-a?updateMask=spec.warm_pools', { spec: {} })).status).toBe(200);
+    await waitFor(async () => ((await runner()).warmPoolStatus ?? []).length === 0, { timeoutMs: 60_000, what: 'the pool gone from the runner resource' });
+    dirs.forEach((d, i) => chmodSync(d, modes[i] as number));
+  }, 120_000);
 
   it(':applyAvailableUpdate → the runner restarts at the new revision; activeRevision == targetRevision', async () => {
     const before = pidOf();

@@ -1,4 +1,5 @@
 import { FULL_CAPABILITIES, type Policy, type RunnerCapacity } from '@paddock/contracts';
+import { resolveSandboxSpec, warmPoolKey } from '@paddock/policy';
 import { planPlacement, violationsByRunner, type PlacementCandidate } from '../src/placement/placement';
 import { RunnerRegistry } from '../src/runners/runner-registry';
 
@@ -26,6 +27,17 @@ describe('planPlacement (pure)', () => {
     expect(planPlacement(spec('250m'), [candidate('a', large, 2), candidate('b', large, 6)]).order).toEqual(['b', 'a']);
     expect(planPlacement(spec('250m'), [candidate('a', large, 5), candidate('b', large, 6, { placedSinceHeartbeat: 3 })]).order).toEqual(['a', 'b']);
     expect(planPlacement(spec('250m'), [candidate('a', large, 9, { health: 'DEGRADED' }), candidate('b', large, 1)]).order).toEqual(['b', 'a']);
+  });
+
+  it('prefers a runner with a warm sandbox ready for the spec over one with more free capacity', () => {
+    const resolved = resolveSandboxSpec({ policy: large, spec: spec('250m'), capabilities: FULL_CAPABILITIES });
+    if (!resolved.ok) throw new Error('the spec must resolve');
+    const key = warmPoolKey(resolved.resolved);
+    expect(planPlacement(spec('250m'), [candidate('a', large, 9), candidate('w', large, 1, { readyWarmKeys: [key] })]).order).toEqual(['w', 'a']);
+    // A ready pool of another template is no reason to prefer the runner.
+    expect(planPlacement(spec('500m'), [candidate('a', large, 9), candidate('w', large, 1, { readyWarmKeys: [key] })]).order).toEqual(['a', 'w']);
+    // Health still comes first.
+    expect(planPlacement(spec('250m'), [candidate('a', large, 9), candidate('w', large, 1, { readyWarmKeys: [key], health: 'DEGRADED' })]).order).toEqual(['a', 'w']);
   });
 
   it('tries runners of unknown policy after every admitting one, and narrows by runnerIds', () => {

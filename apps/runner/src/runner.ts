@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { RUNNER_HEALTHS, subjects, type RunnerHeartbeat, type SandboxStateEvent } from '@paddock/contracts';
+import { RUNNER_HEALTHS, subjects, type RunnerHeartbeat, type SandboxStateEvent, type WarmPool } from '@paddock/contracts';
 import { createServiceLogger, type LogFormat, type LogLevel, type ServiceLogger } from '@paddock/kit';
 import { connectNats } from '@paddock/nats';
 import type { SandboxBackend } from './backend/sandbox-backend';
@@ -12,6 +12,7 @@ import { PolicyHolder } from './policy/policy-holder';
 import type { SandboxHostCaps } from './service/launch-spec';
 import type { SnapshotStore } from './snapshots/snapshot-store';
 import { renderSandboxMetrics, startMetricsServer } from './observability/sandbox-metrics';
+import { WarmPoolBackend } from './service/warm-pools';
 import {
   SandboxService,
   type Clock,
@@ -53,6 +54,8 @@ export interface RunningRunner {
   readonly recovery: RecoveryReport;
   /** `http://host:port/metrics` when the runner serves metrics. */
   readonly metricsUrl?: string;
+  /** The warm pools in front of the backend (transparent while the config file declares none). */
+  readonly warmPools: WarmPoolBackend;
   /** Resolves once every config-file change seen so far has been applied. */
   configSettled(): Promise<void>;
   /**
@@ -105,6 +108,10 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   let revision = 0;
   let healthDetail: string | undefined;
 
+  // Pools start filling once the runner has recovered what the backend still runs (leftover warm
+  // sandboxes are reaped then, and capacity is known); until then the latest list waits here.
+  let poolDefs: WarmPool[] = [];
+  const pools: { live?: WarmPoolBackend } = {};
   const applyConfig = (cfg: LoadedConfig): boolean => {
     const r = policy.apply(cfg.file.policy, cfg.file.policyEtag);
     if (!r.ok) {
@@ -115,6 +122,9 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     }
     revision = cfg.file.revision;
     healthDetail = undefined;
+    poolDefs = cfg.file.warmPools ?? [];
+    // After the policy: templates resolve against the policy that now governs creates.
+    pools.live?.configure(poolDefs);
     return true;
   };
   // The heartbeat starts after the first config read; until then a change has nothing to announce.
@@ -143,8 +153,10 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   const publishState = (evt: SandboxStateEvent): void => {
     if (!nc.isClosed()) nc.publish(stateSubject, JSON.stringify(evt));
   };
+  const warmPools = new WarmPoolBackend({ inner: opts.backend, policy, identity, caps: opts.caps, clock, log });
+  const backend = warmPools;
   const service = new SandboxService({
-    backend: opts.backend,
+    backend,
     identity,
     policy,
     capacity: opts.capacity,
@@ -153,18 +165,22 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     clock,
     log,
     ...(opts.snapshotStore ? { snapshotStore: opts.snapshotStore } : {}),
+    warm: warmPools,
   });
+  warmPools.bindCapacity(() => service.capacity());
   const recovery = await service.recover();
+  pools.live = warmPools;
+  warmPools.configure(poolDefs);
 
   const streams = new StreamHandlers({
     nc,
     runnerId: identity.runnerId,
     service,
-    backend: opts.backend,
+    backend,
     idleTimeoutMs: opts.streamIdleTimeoutMs,
     log,
   });
-  const rpc = new RunnerRpcServer(nc, identity.runnerId, service, opts.backend, streams, log);
+  const rpc = new RunnerRpcServer(nc, identity.runnerId, service, backend, streams, log);
   rpc.start();
   await nc.flush();
 
@@ -181,6 +197,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
       ...healthOf([healthDetail, opts.backend.degraded?.()]),
       capabilities: opts.backend.capabilities(),
       capacity: service.capacity(),
+      ...(poolDefs.length > 0 ? { warmPoolStatus: warmPools.status() } : {}),
       instanceId,
       sequence,
       startedAt,
@@ -208,6 +225,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     policy,
     recovery,
     ...(metrics ? { metricsUrl: metrics.url } : {}),
+    warmPools,
     configSettled: async () => watcher?.settled(),
     async stop(stopOpts = {}) {
       if (stopped) return;
@@ -219,7 +237,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
       await rpc.stop();
       service.close();
       await nc.drain().catch(() => undefined);
-      if (!stopOpts.keepBackend) await opts.backend.close();
+      if (!stopOpts.keepBackend) await warmPools.close();
       log.info('Runner stopped', { runnerId: identity.runnerId });
     },
   };

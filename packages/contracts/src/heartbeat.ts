@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RunnerCapabilitiesSchema } from './capabilities';
+import { WarmPoolStatusSchema } from './warm-pools';
 import { SandboxUsageMapSchema } from './sandbox-usage';
 
 export const RUNNER_HEALTHS = ['HEALTHY', 'DEGRADED', 'UNHEALTHY'] as const;
@@ -10,6 +11,11 @@ export const RunnerCapacitySchema = z.object({
   memoryBytesFree: z.number().int().nonnegative(),
   sandboxesRunning: z.number().int().nonnegative(),
   sandboxesMax: z.number().int().nonnegative(),
+  /**
+   * Warm sandboxes held idle for the runner's pools. Their requests are already taken out of the
+   * free CPU and memory above and they count towards `sandboxesMax`: warm capacity is capacity used.
+   */
+  sandboxesWarm: z.number().int().nonnegative().optional(),
 });
 export type RunnerCapacity = z.infer<typeof RunnerCapacitySchema>;
 
@@ -34,6 +40,8 @@ export const RunnerHeartbeatSchema = z.object({
   healthDetail: z.string().optional(),
   capabilities: RunnerCapabilitiesSchema,
   capacity: RunnerCapacitySchema,
+  /** Each warm pool's size and how many are ready now (absent: the runner has no pools). */
+  warmPoolStatus: z.array(WarmPoolStatusSchema).optional(),
   /** Unique per runner process: a change tells observers the runner restarted. */
   instanceId: z.string().min(1),
   /** Monotonic per instance. */

@@ -26,3 +26,4 @@ export * from './services';
 export * from './sandbox-usage';
 export * from './sandbox-pause';
 export * from './fs-snapshot';
+export * from './warm-pools';

@@ -7,6 +7,7 @@ import {
 } from './enums';
 import { InstallErrorSchema } from './install-report';
 import { PolicySchema } from './policy';
+import { WarmPoolSchema, WarmPoolsSchema, WarmPoolStatusSchema, type WarmPool } from './warm-pools';
 
 /**
  * The v1 `ManagedRunner` resource of `/v1/sandbox/managedRunners`, in the
@@ -113,6 +114,11 @@ export const RunnerSpecSchema = z.strictObject({
   overrides: RunnerOverridesSchema.optional(),
   /** Require sandboxes to declare both cpu and memory limits. */
   enforceResourceLimits: z.boolean().optional(),
+  /**
+   * Sandboxes the runner keeps started and idle, per template, for creates that match one. Each
+   * template is checked against the runner's policy (a template it would refuse is refused).
+   */
+  warmPools: WarmPoolsSchema.optional(),
 });
 export type RunnerSpecInput = z.input<typeof RunnerSpecSchema>;
 
@@ -122,6 +128,7 @@ export interface RunnerSpec {
   maintenancePolicy: MaintenancePolicy;
   overrides: RunnerOverrides;
   enforceResourceLimits: boolean;
+  warmPools?: WarmPool[];
 }
 
 export const RunnerIdentitySchema = z.strictObject({
@@ -155,6 +162,7 @@ export const MANAGED_RUNNER_OUTPUT_ONLY_FIELDS = [
   'managementMode',
   'activeConfigVersion',
   'dataPlaneStatus',
+  'warmPoolStatus',
 ] as const;
 
 /**
@@ -195,6 +203,7 @@ export const MANAGED_RUNNER_MUTABLE_PATHS = [
   'spec.maintenance_policy',
   'spec.overrides',
   'spec.enforce_resource_limits',
+  'spec.warm_pools',
   'policy',
 ] as const;
 export type ManagedRunnerMutablePath = (typeof MANAGED_RUNNER_MUTABLE_PATHS)[number];
@@ -239,7 +248,11 @@ export const ManagedRunnerSchema = z.object({
     maintenancePolicy: MaintenancePolicySchema,
     overrides: RunnerOverridesSchema,
     enforceResourceLimits: z.boolean(),
+    /** Defaults to none when read from a control plane that predates warm pools. */
+    warmPools: z.array(WarmPoolSchema).default([]),
   }),
+  /** What the runner last reported of each warm pool (empty before its first such heartbeat). */
+  warmPoolStatus: z.array(WarmPoolStatusSchema).default([]),
   /** null = no policy set; the runner applies the platform default (`usingDefaultPolicy`). */
   policy: PolicySchema.nullable(),
   /** Opaque policy revision token; changes only when the policy changes. */

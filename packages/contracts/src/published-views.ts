@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DeploymentSpecSchema } from './managed-runner';
+import { WarmPoolSchema } from './warm-pools';
 import { RoleSchema } from './enums';
 
 /**
@@ -75,6 +76,17 @@ export const CP_RUNNERS_V1 = published('cp_runners_v1', 'view', {
 export type CpRunnerV1 = z.infer<typeof CP_RUNNERS_V1.row>;
 
 /**
+ * `cp_runners_v2`, read by each cluster's controller: `cp_runners_v1` plus the runner's warm
+ * pools (`spec.warmPools`, checked against its policy when written; `[]` when none), which the
+ * controller writes into the runner's config file beside the policy.
+ */
+export const CP_RUNNERS_V2 = published('cp_runners_v2', 'view', {
+  ...CP_RUNNERS_V1.columns,
+  warm_pools: col('jsonb', z.array(WarmPoolSchema)),
+});
+export type CpRunnerV2 = z.infer<typeof CP_RUNNERS_V2.row>;
+
+/**
  * `cp_runner_log_v1`, read by each cluster's controller: the runner events of its own cluster,
  * as positions in the event log and the runner they concern, without their payloads (a
  * controller re-reads the runner's row instead). Deletions reach it too: the cluster of a
@@ -114,11 +126,12 @@ export const CP_TOKEN_PRINCIPAL_V1 = published(
 export type CpTokenPrincipalV1 = z.infer<typeof CP_TOKEN_PRINCIPAL_V1.row>;
 
 /** Every published relation, for the contract test. */
-export const PUBLISHED_RELATIONS: readonly PublishedRelation<Columns>[] = [CP_RUNNERS_V1, CP_RUNNER_LOG_V1, CP_RUNNER_POLICIES_V1, CP_TOKEN_PRINCIPAL_V1];
+export const PUBLISHED_RELATIONS: readonly PublishedRelation<Columns>[] = [CP_RUNNERS_V1, CP_RUNNERS_V2, CP_RUNNER_LOG_V1, CP_RUNNER_POLICIES_V1, CP_TOKEN_PRINCIPAL_V1];
 
 /** The controller's view of the database (a kysely table map: column types as `pg` returns them). */
 export interface ControllerReadModels {
   cp_runners_v1: z.input<typeof CP_RUNNERS_V1.row>;
+  cp_runners_v2: z.input<typeof CP_RUNNERS_V2.row>;
   cp_runner_log_v1: z.input<typeof CP_RUNNER_LOG_V1.row>;
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WarmPoolsSchema } from './warm-pools';
 
 const name = z.string().min(1);
 
@@ -24,6 +25,8 @@ export const RunnerConfigFileSchema = z.strictObject({
    */
   policy: z.unknown().optional(),
   policyEtag: name.optional(),
+  /** The runner's warm pools (absent = none); each template is resolved against `policy`. */
+  warmPools: WarmPoolsSchema.optional(),
   identity: z
     .strictObject({
       organizationId: name.optional(),

@@ -7,6 +7,7 @@ import {
   ProfileTemplateInputSchema,
   RunnerOverridesSchema,
 } from './managed-runner';
+import { WarmPoolSchema } from './warm-pools';
 
 /**
  * Events of the managed-runner streams, as stored in the control plane's Postgres event log
@@ -47,6 +48,8 @@ export const StoredRunnerSpecSchema = z.object({
   maintenancePolicy: MaintenancePolicySchema,
   overrides: RunnerOverridesSchema,
   enforceResourceLimits: z.boolean(),
+  /** Absent in events written before warm pools existed: none. */
+  warmPools: z.array(WarmPoolSchema).optional(),
 });
 export type StoredRunnerSpec = z.infer<typeof StoredRunnerSpecSchema>;
 

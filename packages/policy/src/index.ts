@@ -34,3 +34,4 @@ export { DEFAULT_POLICY, PLATFORM_DEFAULTS, SPEC_LIMITS } from './defaults';
 export { specFeatureUses, type SpecFeatureUse } from './spec-features';
 export { POLICY_RULES, type PolicyRule } from './violations';
 export { imageAllowedByRegistries, imageAllowedByList, qualifyImage } from './image';
+export { warmPoolKey } from './warm-pool-key';

@@ -6,6 +6,7 @@ import { isRecord, parseDocument, readInput } from '../input';
 import { age, parseOutputFormat, renderTable, shortEnum, toJson, toYaml, type OutputFormat } from '../output';
 import { changedPaths, planPatch, sameValue, type FieldDiff, type PlannedPatch } from '../patch';
 import { loadCase } from '../lazy';
+import { warmPoolLines } from './warm-pools';
 
 const enc = encodeURIComponent;
 
@@ -216,6 +217,7 @@ function describeText(r: ManagedRunner, revisions: RunnerRevision[]): string {
   const windows = r.spec.maintenancePolicy.windows ?? [];
   lines.push(`Maintenance:     ${windows.length ? windows.map((w) => `"${w.cron}" for ${w.durationSeconds}s`).join(', ') : 'any time'}`);
   for (const ex of r.spec.maintenancePolicy.exclusions ?? []) lines.push(`  excluded ${ex.startTime} → ${ex.endTime}${ex.reason ? ` (${ex.reason})` : ''}`);
+  lines.push(...warmPoolLines(r));
   if (r.installError) {
     lines.push('Install error:', `  reason:   ${r.installError.reason}`, `  message:  ${r.installError.message}`, `  occurred: ${r.installError.occurredAt}`);
     for (const h of r.installError.remediationHints ?? []) lines.push(`  hint:     ${h}`);

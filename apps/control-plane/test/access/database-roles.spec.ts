@@ -111,6 +111,8 @@ describe('database roles: least privilege for the gateway and each controller', 
       // The same rule holds below the view: the table itself shows no other cluster's row.
       expect((await east.query('SELECT runner_id FROM cp_runners')).rows).toEqual([{ runner_id: 'a-east' }]);
       expect((await east.query('SELECT count(*)::int AS n FROM cp_runners WHERE runner_id = $1', ['a-west'])).rows).toEqual([{ n: 0 }]);
+      // v2 adds the runner's warm pools, under the same rule.
+      expect((await east.query('SELECT runner_id, warm_pools FROM cp_runners_v2')).rows).toEqual([{ runner_id: 'a-east', warm_pools: [] }]);
       // Columns outside its contract are not readable at all.
       expect(await outcome(east, 'SELECT spec FROM cp_runners')).toBe(PERMISSION_DENIED);
       expect(await outcome(east, 'SELECT * FROM cp_runner_policies_v1')).toBe(PERMISSION_DENIED);

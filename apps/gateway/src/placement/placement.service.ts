@@ -23,6 +23,7 @@ export class PlacementService {
         capacity: hb.capacity,
         policy: await this.policies.policyOf(hb),
         placedSinceHeartbeat: this.placedSince(hb.runnerId, hb.sequence),
+        readyWarmKeys: (hb.warmPoolStatus ?? []).filter((p) => p.ready > 0 && p.key !== undefined).map((p) => p.key as string),
       })),
     );
     return planPlacement(spec, candidates, spec.runnerIds, caller);

@@ -1,5 +1,5 @@
 import type { FieldViolation, Policy, RunnerCapabilities, RunnerCapacity, SandboxSpec } from '@paddock/contracts';
-import { explainPlacement } from '@paddock/policy';
+import { explainPlacement, warmPoolKey } from '@paddock/policy';
 import type { PlacementVerdictRow } from '../db/database';
 
 export interface PlacementCandidate {
@@ -11,6 +11,8 @@ export interface PlacementCandidate {
   policy: Policy | null;
   /** Sandboxes this gateway placed there since the runner's last heartbeat (spreads bursts). */
   placedSinceHeartbeat: number;
+  /** `warmPoolKey`s of the runner's pools with a warm sandbox ready (from its heartbeat). */
+  readyWarmKeys?: readonly string[];
 }
 
 export interface PlacementPlan {
@@ -31,7 +33,8 @@ const toViolation = (v: FieldViolation): PlacementVerdictRow['violations'][numbe
  * Decides where a sandbox may go. Pure: the caller supplies the candidates it learned from
  * heartbeats, and the requester's address (`caller.sourceIp`), which each runner policy's
  * `controlPlaneAccess.sourceIpAllowlist` must allow. A runner whose policy admits the spec is
- * preferred by free sandbox slots, then CPU, then memory; ties keep a stable order by runner id.
+ * preferred when it has a warm sandbox ready for the spec (a take skips creation altogether),
+ * then by free sandbox slots, then CPU, then memory; ties keep a stable order by runner id.
  */
 export function planPlacement(
   spec: SandboxSpec,
@@ -55,8 +58,13 @@ export function planPlacement(
     if (!e) return { runnerId: c.runnerId, admitted: null, violations: [], note: 'policy-unknown' };
     return { runnerId: c.runnerId, admitted: e.admitted, violations: e.violations.map(toViolation) };
   });
-  const score = (c: PlacementCandidate): [number, number, number, number] => [
+  const warmReady = (c: PlacementCandidate): boolean => {
+    const resolved = byId.get(c.runnerId)?.resolved;
+    return resolved !== undefined && (c.readyWarmKeys?.length ?? 0) > 0 && (c.readyWarmKeys ?? []).includes(warmPoolKey(resolved));
+  };
+  const score = (c: PlacementCandidate): [number, number, number, number, number] => [
     c.health === 'HEALTHY' ? 1 : 0,
+    warmReady(c) ? 1 : 0,
     Math.max(0, c.capacity.sandboxesMax - c.capacity.sandboxesRunning - c.placedSinceHeartbeat),
     c.capacity.cpuMillisFree,
     c.capacity.memoryBytesFree,

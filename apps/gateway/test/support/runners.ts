@@ -24,6 +24,8 @@ export interface RunnerSpec {
   nats: Record<string, string>;
   policy?: unknown;
   policyEtag?: string;
+  /** The config file's `warmPools` (the runner keeps that many sandboxes idle per template). */
+  warmPools?: unknown[];
   heartbeatMs?: number;
   capacitySandboxes?: number;
   /** Reuse a previous process's directory (config + state), as a restarted runner would. */
@@ -55,6 +57,7 @@ export function startRunner(spec: RunnerSpec): RunnerProcess {
       runnerId: spec.runnerId,
       revision: 1,
       ...(spec.policy !== undefined ? { policy: spec.policy, policyEtag: spec.policyEtag ?? `etag-${spec.runnerId}` } : {}),
+      ...(spec.warmPools ? { warmPools: spec.warmPools } : {}),
     }),
   );
   const stateDir = join(dir, 'state');

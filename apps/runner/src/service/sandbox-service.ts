@@ -22,7 +22,7 @@ import {
   type SandboxStateReason,
 } from '@paddock/contracts';
 import { z } from 'zod';
-import type { BackendEvent, RecoveredSandbox, SandboxBackend } from '../backend/sandbox-backend';
+import type { BackendEvent, LaunchSpec, RecoveredSandbox, SandboxBackend } from '../backend/sandbox-backend';
 import type { PolicyHolder } from '../policy/policy-holder';
 import { invalidRequest, runnerErrors, toPaddockError } from './errors';
 import { checkPod } from './launch-pod';
@@ -88,6 +88,11 @@ export interface SandboxServiceDeps {
   idleSweepMs?: number;
   /** Where file-system snapshots go (shared by the runners of this machine); none = snapshots refused. */
   snapshotStore?: SnapshotStore;
+  /**
+   * The runner's warm pools, when it has any: the capacity their idle sandboxes hold, and whether a
+   * launch would take one (its capacity is then already held, so it is not asked for twice).
+   */
+  warm?: { held(): { cpuMillis: number; memoryBytes: number; sandboxes: number }; canTake(launch: LaunchSpec): boolean };
 }
 
 /** What `recover()` did with each sandbox found running at startup. */
@@ -173,7 +178,6 @@ export class SandboxService {
     if (!typed.success) throw invalidRequest(typed.error, 'spec');
     const spec = typed.data;
     const allocation = reservationOf(resolved);
-    this.checkCapacity(allocation);
 
     // Registered before the first await: a concurrent redelivery of this create finds it.
     const now = this.d.clock.now();
@@ -201,10 +205,6 @@ export class SandboxService {
       allocation,
       deadline: new Date(now.getTime() + resolved.lifetimeSeconds * 1000),
     };
-    this.records.set(rec.sandboxId, rec);
-    this.emit(rec);
-    this.armLifetime(rec);
-    this.idle.track(rec.sandboxId, this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0);
     const launch = toLaunchSpec({
       sandboxId: rec.sandboxId,
       organizationId: rec.organizationId,
@@ -214,6 +214,11 @@ export class SandboxService {
       caps: this.d.caps,
       meta,
     });
+    this.checkCapacity(allocation, this.d.warm?.canTake(launch) ?? false);
+    this.records.set(rec.sandboxId, rec);
+    this.emit(rec);
+    this.armLifetime(rec);
+    this.idle.track(rec.sandboxId, this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0);
     try {
       const restoreArchive = await this.snapshots.restoreArchiveFor(rec.organizationId, spec, '/tmp');
       await this.d.backend.launch(restoreArchive ? { ...launch, restoreArchive } : launch);
@@ -594,17 +599,22 @@ export class SandboxService {
       mem += rec.allocation.memoryBytes;
       running++;
     }
+    const warm = this.d.warm?.held();
     return {
-      cpuMillisFree: Math.max(0, this.d.capacity.cpuMillis - cpu),
-      memoryBytesFree: Math.max(0, this.d.capacity.memoryBytes - mem),
+      cpuMillisFree: Math.max(0, this.d.capacity.cpuMillis - cpu - (warm?.cpuMillis ?? 0)),
+      memoryBytesFree: Math.max(0, this.d.capacity.memoryBytes - mem - (warm?.memoryBytes ?? 0)),
       sandboxesRunning: running,
       sandboxesMax: this.d.capacity.sandboxes,
+      ...(warm?.sandboxes ? { sandboxesWarm: warm.sandboxes } : {}),
     };
   }
 
-  private checkCapacity(want: { cpuMillis: number; memoryBytes: number }): void {
+  /** `takesWarm`: the launch takes a warm sandbox, whose requests the pool already holds. */
+  private checkCapacity(want: { cpuMillis: number; memoryBytes: number }, takesWarm = false): void {
+    if (takesWarm) return;
     const free = this.capacity();
-    if (free.sandboxesRunning >= free.sandboxesMax) throw runnerErrors.atCapacity(`${free.sandboxesRunning}/${free.sandboxesMax} sandboxes`);
+    const used = free.sandboxesRunning + (free.sandboxesWarm ?? 0);
+    if (used >= free.sandboxesMax) throw runnerErrors.atCapacity(`${used}/${free.sandboxesMax} sandboxes`);
     if (want.cpuMillis > free.cpuMillisFree) throw runnerErrors.atCapacity(`${want.cpuMillis}m CPU wanted, ${free.cpuMillisFree}m free`);
     if (want.memoryBytes > free.memoryBytesFree) {
       throw runnerErrors.atCapacity(`${want.memoryBytes} bytes of memory wanted, ${free.memoryBytesFree} free`);

@@ -103,7 +103,9 @@ export function seedRunner(overrides: Partial<ManagedRunner> = {}): ManagedRunne
       maintenancePolicy: { windows: [{ cron: '0 2 * * SAT', durationSeconds: 3600 }], exclusions: [] },
       overrides: { resources: { cpuRequest: '1', memoryRequest: '2Gi', cpuLimit: '4', memoryLimit: '8Gi' } },
       enforceResourceLimits: false,
+      warmPools: [],
     },
+    warmPoolStatus: [],
     policy: {
       displayName: 'Sandbox constraints',
       constraints: { resources: { defaultCpu: '1', defaultMemory: '2Gi', maxCpu: '8', maxMemory: '32Gi', maxGpuCount: 0 }, lifecycle: { defaultLifetimeSeconds: 3600 } },

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
-import { CP_RUNNERS_V1, CP_RUNNER_POLICIES_V1 } from '@paddock/contracts';
+import { CP_RUNNERS_V2, CP_RUNNER_POLICIES_V1 } from '@paddock/contracts';
 import { accessRoleNames, type AccessRoleNames } from './role-names';
 
 /**
@@ -39,8 +39,8 @@ const columns = (names: readonly string[]): RawBuilder<unknown> => sql.join(name
 
 async function grantControllers(trx: Transaction<unknown>, role: string): Promise<void> {
   const r = sql.id(role);
-  await sql`GRANT SELECT ON cp_runners_v1, cp_runner_log_v1, cp_controller_logins TO ${r}`.execute(trx);
-  await sql`GRANT SELECT (${columns(Object.keys(CP_RUNNERS_V1.columns))}) ON cp_runners TO ${r}`.execute(trx);
+  await sql`GRANT SELECT ON cp_runners_v1, cp_runners_v2, cp_runner_log_v1, cp_controller_logins TO ${r}`.execute(trx);
+  await sql`GRANT SELECT (${columns(Object.keys(CP_RUNNERS_V2.columns))}) ON cp_runners TO ${r}`.execute(trx);
   await sql`GRANT SELECT (uid, stream_id) ON cp_runner_clusters TO ${r}`.execute(trx);
   // Positions only: a controller never reads another event's payload, not even its own cluster's.
   await sql`GRANT SELECT (global_position, transaction_id, stream_id, stream_type) ON es_messages TO ${r}`.execute(trx);

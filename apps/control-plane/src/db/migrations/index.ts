@@ -5,6 +5,8 @@ import * as clusters from './20261129090100_clusters';
 import * as releases from './20261129090200_releases';
 import * as runners from './20261129100000_runners';
 import * as publishedViews from './20261201090000_published_views';
+import * as warmPoolStatus from './20261202120000_warm_pool_status';
+import * as runnersV2View from './20261202120100_runners_v2_view';
 import { applyDatabaseAccess } from '../access/apply-access';
 
 /**
@@ -17,6 +19,8 @@ export const controlPlaneMigrations: Record<string, Migration> = {
   '20261129090200_releases': releases,
   '20261129100000_runners': runners,
   '20261201090000_published_views': publishedViews,
+  '20261202120000_warm_pool_status': warmPoolStatus,
+  '20261202120100_runners_v2_view': runnersV2View,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => controlPlaneMigrations };

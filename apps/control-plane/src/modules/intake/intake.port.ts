@@ -1,4 +1,4 @@
-import type { RunnerConnectionStatus, RunnerInstallReport } from '@paddock/contracts';
+import type { RunnerConnectionStatus, RunnerInstallReport, WarmPoolStatus } from '@paddock/contracts';
 
 export interface RunnerConnectionState {
   organizationId: string;
@@ -11,6 +11,8 @@ export interface HeartbeatObservation {
   revision: number;
   policyEtag: string | null;
   usingDefaultPolicy: boolean;
+  /** Each warm pool's size and ready count, as the runner reports them. */
+  warmPoolStatus?: WarmPoolStatus[];
 }
 
 /** What the NATS intake needs from the runners module (bound in runners-bridge.ts). */

@@ -111,6 +111,7 @@ export class RunnerIntakeService implements OnApplicationBootstrap, OnModuleDest
       revision: hb.revision,
       policyEtag: hb.policyEtag,
       usingDefaultPolicy: hb.usingDefaultPolicy,
+      warmPoolStatus: hb.warmPoolStatus ?? [],
     });
     if (!known) {
       this.metrics.natsMessages.inc({ kind: 'heartbeat', outcome: 'unknown_runner' });

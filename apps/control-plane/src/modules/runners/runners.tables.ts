@@ -32,6 +32,10 @@ export interface RunnersTable {
   observed_revision: number | null;
   observed_policy_etag: string | null;
   observed_using_default_policy: boolean | null;
+  /** The runner's last reported `warmPoolStatus` (null before any). */
+  observed_warm_pool_status: Json<unknown> | null;
+  /** `spec.warmPools`, kept apart so that controllers can read it (through `cp_runners_v2`) and no other setting. */
+  warm_pools: Json<unknown>;
   active_revision: number;
   target_revision: number;
   target_version: string;

@@ -26,7 +26,7 @@ import {
 import { defaultRunnerSpec } from '../domain/runner.defaults';
 import type { RunnerSettingsChange } from '../domain/runner.commands';
 import { planCovers, type MaskPlan } from '../domain/update-mask';
-import { validateRunnerPolicy } from './policy-port';
+import { validateRunnerPolicy, warmPoolViolations } from './policy-port';
 import { unappliedSettingViolations } from './unapplied-settings';
 
 export interface CreateRunnerInput {
@@ -119,6 +119,7 @@ function resolvedSpec(spec: z.infer<typeof RunnerSpecSchema> | null | undefined)
     maintenancePolicy: spec.maintenancePolicy ?? d.maintenancePolicy,
     overrides: spec.overrides ?? d.overrides,
     enforceResourceLimits: spec.enforceResourceLimits ?? d.enforceResourceLimits,
+    warmPools: spec.warmPools ?? [],
   };
 }
 
@@ -176,6 +177,7 @@ export function parseCreateRunner(body: unknown, query: { requestId?: string; ru
     violations.push(...checked.violations);
     policy = checked.policy ?? null;
   }
+  violations.push(...warmPoolViolations(b.spec?.warmPools ?? [], policy));
   const requestId = b.requestId ?? query.requestId;
   if (requestId !== undefined && (requestId === '' || Buffer.byteLength(requestId, 'utf8') > REQUEST_ID_MAX_BYTES)) {
     violations.push({ field: 'request_id', rule: 'max_128_bytes', description: `request_id must be 1-${REQUEST_ID_MAX_BYTES} UTF-8 bytes` });
@@ -237,6 +239,7 @@ export function parseUpdateRunner(body: unknown, plan: MaskPlan): UpdateRunnerIn
     if (planCovers(plan, 'spec.maintenance_policy')) spec.maintenancePolicy = b.spec?.maintenancePolicy ?? defaults.maintenancePolicy;
     if (planCovers(plan, 'spec.overrides')) spec.overrides = b.spec?.overrides ?? defaults.overrides;
     if (planCovers(plan, 'spec.enforce_resource_limits')) spec.enforceResourceLimits = b.spec?.enforceResourceLimits ?? defaults.enforceResourceLimits;
+    if (planCovers(plan, 'spec.warm_pools')) spec.warmPools = b.spec?.warmPools ?? [];
     if (Object.keys(spec).length > 0) settings.spec = spec;
   }
 

@@ -5,6 +5,7 @@ import type {
   RunnerConnectionStatus,
   RunnerInstallStatus,
   StoredRunnerSpec,
+  WarmPoolStatus,
 } from '@paddock/contracts';
 import type { RunnerRow } from '../projections/runner-read.repository';
 
@@ -27,7 +28,8 @@ export function toManagedRunner(row: RunnerRow, latestRevision: number): Managed
       runnerGroupId: row.runner_group_id,
     },
     displayName: row.display_name,
-    spec,
+    spec: { ...spec, warmPools: spec.warmPools ?? [] },
+    warmPoolStatus: (row.observed_warm_pool_status ?? []) as WarmPoolStatus[],
     policy,
     etag: row.policy_etag,
     installStatus: row.install_status as RunnerInstallStatus,

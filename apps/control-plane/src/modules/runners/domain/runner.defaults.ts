@@ -10,5 +10,6 @@ export function defaultRunnerSpec(): StoredRunnerSpec {
     maintenancePolicy: { windows: [], exclusions: [] },
     overrides: {},
     enforceResourceLimits: false,
+    warmPools: [],
   };
 }

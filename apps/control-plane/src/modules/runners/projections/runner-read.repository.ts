@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { precompile } from '@paddock/event-store';
-import type { MaintenancePolicy, ReleaseChannel, RunnerConnectionStatus, StoredRunnerSpec } from '@paddock/contracts';
+import type { MaintenancePolicy, ReleaseChannel, RunnerConnectionStatus, StoredRunnerSpec, WarmPoolStatus } from '@paddock/contracts';
 import { KYSELY } from '../../../infrastructure/tokens';
 import { ReleaseCatalog } from '../../releases';
 import type { RunnersTable, RunnersTables } from '../runners.tables';
@@ -158,7 +158,7 @@ export class RunnerReadRepository {
     organizationId: string,
     runnerId: string,
     at: Date,
-    observed: { revision: number; policyEtag: string | null; usingDefaultPolicy: boolean },
+    observed: { revision: number; policyEtag: string | null; usingDefaultPolicy: boolean; warmPoolStatus?: WarmPoolStatus[] },
   ): Promise<boolean> {
     const r = await this.db
       .updateTable('cp_runners')
@@ -167,6 +167,7 @@ export class RunnerReadRepository {
         observed_revision: observed.revision,
         observed_policy_etag: observed.policyEtag,
         observed_using_default_policy: observed.usingDefaultPolicy,
+        observed_warm_pool_status: JSON.stringify(observed.warmPoolStatus ?? []),
       })
       .where('organization_id', '=', organizationId)
       .where('runner_id', '=', runnerId)

@@ -25,6 +25,8 @@ export function runnerRow(state: RunnerState, streamVersion: number): Insertable
     runner_group_id: state.runnerGroupId,
     display_name: state.displayName,
     spec: JSON.stringify(state.spec),
+    // Apart from the spec, so controllers may read a runner's pools without its other settings.
+    warm_pools: JSON.stringify(state.spec.warmPools ?? []),
     policy: JSON.stringify(state.policy),
     policy_revision: state.policyRevision,
     policy_etag: policyEtag(state.uid, state.policyRevision),

@@ -1,0 +1,606 @@
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import {
+  isTerminalSandboxState,
+  SandboxSpecSchema,
+  WARM_POOL_LABEL,
+  type RunnerCapabilities,
+  type RunnerCapacity,
+  type SandboxStateReason,
+  type WarmPool,
+  type WarmPoolStatus,
+} from '@paddock/contracts';
+import type {
+  BackendEvent,
+  ExecProcess,
+  ExecRequest,
+  ExecResult,
+  ExecStreamRequest,
+  FileStat,
+  LaunchSpec,
+  LogChunk,
+  LogRequest,
+  RecoveredSandbox,
+  SandboxBackend,
+} from '../backend/sandbox-backend';
+import { warmPoolKey } from '@paddock/policy';
+import type { PolicyHolder } from '../policy/policy-holder';
+import { effectiveFieldsOf, reservationOf, toLaunchSpec, type PersistedSandboxMeta, type SandboxHostCaps } from './launch-spec';
+import { canonicalJson } from './sandbox-record';
+import type { Clock, RunnerIdentity, RunnerLogger } from './sandbox-service';
+
+/** What warm sandboxes hold of the runner's capacity right now (their requests, and how many). */
+export interface WarmHold {
+  cpuMillis: number;
+  memoryBytes: number;
+  sandboxes: number;
+}
+
+export interface WarmPoolDeps {
+  inner: SandboxBackend;
+  policy: PolicyHolder;
+  identity: RunnerIdentity;
+  caps: SandboxHostCaps;
+  clock: Clock;
+  log: RunnerLogger;
+  /** Warm sandbox ids; tests may pin them. */
+  newId?: (pool: string) => string;
+}
+
+interface Member {
+  id: string;
+  ready: boolean;
+  /** Epoch ms when the backend itself ends the warm sandbox (its launch lifetime). */
+  deadlineMs: number;
+  reservation: { cpuMillis: number; memoryBytes: number };
+}
+
+interface PoolState {
+  def: WarmPool;
+  /** The template resolved against the current policy; undefined when refused (see `error`). */
+  launch?: LaunchSpec;
+  key?: string;
+  /** The template's `warmPoolKey`, reported so the gateway can prefer this runner for a match. */
+  preferenceKey?: string;
+  error?: string;
+  members: Map<string, Member>;
+  /** Consecutive warm sandboxes that failed before becoming ready: refills back off on them. */
+  failures: number;
+  retryAtMs: number;
+}
+
+interface Taken {
+  warmId: string;
+  /** The create's environment (a superset of the template's) and its own hostname variable. */
+  env: Record<string, string>;
+}
+
+/**
+ * Fields of a launch that a warm sandbox was not started with and receives when it is taken (or
+ * that the runner, not the backend, enforces for it: the lifetime). Every other field, present or
+ * future, must be equal for a create to match a pool, so a field added to launches later can never
+ * be dropped by handing out a sandbox started without it.
+ */
+const TAKE_TIME_FIELDS = new Set(['sandboxId', 'env', 'files', 'labels', 'lifetimeSeconds']);
+
+/** Everything of a launch that a warm sandbox must already have been started with. */
+export function warmMatchKey(spec: LaunchSpec): string {
+  return canonicalJson(Object.fromEntries(Object.entries(spec).filter(([k]) => !TAKE_TIME_FIELDS.has(k))));
+}
+
+/** Back-off after a warm sandbox fails to start: 1 s doubling to a minute. */
+const backoffMs = (failures: number): number => Math.min(60_000, 1_000 * 2 ** Math.max(0, failures - 1));
+/**
+ * A warm sandbox is launched with this many times its template's lifetime, and replaced once less
+ * than one template lifetime (plus a maintenance period) is left: so an idle one can always grant
+ * a create of that template its whole lifetime from the moment it is taken, which the runner's own
+ * timer then enforces (the backend's longer deadline stays as the backstop).
+ */
+const WARM_LIFETIME_FACTOR = 2;
+const MAINTENANCE_MS = 30_000;
+/** How long after a take its replacement (and those of takes meanwhile) launches. */
+const REFILL_DELAY_MS = 200;
+
+/**
+ * The runner's warm pools, as a backend in front of the real one.
+ *
+ * For each pool it keeps `size` sandboxes launched from the pool's template (resolved against the
+ * runner's policy like any create) and idle: their main process is the image's idle default and
+ * no exec has ever reached them, so they have never run user code. A launch whose spec matches a
+ * template (`warmMatchKey`: image, command, resources, runtime class, network posture and every
+ * other field a sandbox is started with) and whose environment holds the template's takes one of
+ * them instead of starting cold; a miss is an ordinary cold launch.
+ *
+ * A taken sandbox becomes the create's: it is known by the create's id from then on (every call is
+ * translated to the warm id underneath and every event back), its files are written before it is
+ * reported RUNNING, every command runs with the create's environment (and `HOSTNAME` = its id), and
+ * the runner's own lifetime timer ends it at the create's deadline (a take needs at least that much
+ * of the warm sandbox's backend lifetime left, so the backend's backstop never comes first).
+ * The kernel hostname inside stays the warm sandbox's: a UTS namespace cannot be renamed from outside.
+ *
+ * Taking is synchronous (claimed before the first await), so a warm sandbox is never handed out
+ * twice. Pools refill in the background after each take, replace a warm sandbox that dies, and drain
+ * when shrunk, removed or re-templated. Warm sandboxes hold their requests of the runner's capacity
+ * (`held()`), and a pool only fills into capacity that is free.
+ */
+export class WarmPoolBackend implements SandboxBackend {
+  readonly kind: SandboxBackend['kind'];
+  private readonly pools = new Map<string, PoolState>();
+  /** Warm id → pool name, for every member of every pool (idle, starting, or being drained). */
+  private readonly memberPool = new Map<string, string>();
+  private readonly draining = new Set<string>();
+  private readonly taken = new Map<string, Taken>();
+  private readonly warmToSandbox = new Map<string, string>();
+  private readonly listeners: ((e: BackendEvent) => void)[] = [];
+  private capacityOf: () => RunnerCapacity = () => ({ cpuMillisFree: 0, memoryBytesFree: 0, sandboxesRunning: 0, sandboxesMax: 0 });
+  private reconciling = false;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private refillTimer: NodeJS.Timeout | undefined;
+  private readonly maintenance: NodeJS.Timeout;
+  private closed = false;
+  private readonly d: WarmPoolDeps;
+  /** Launches that went to the backend cold (a miss, or no pool at all). */
+  coldLaunches = 0;
+  /** Launches served from a pool. */
+  warmTakes = 0;
+
+  constructor(deps: WarmPoolDeps) {
+    this.d = deps;
+    this.kind = deps.inner.kind;
+    deps.inner.onEvent((e) => this.onInnerEvent(e));
+    this.maintenance = setInterval(() => this.recycleAging(), MAINTENANCE_MS);
+    this.maintenance.unref();
+  }
+
+  /** The service's capacity view (which already subtracts `held()`), read before each fill. */
+  bindCapacity(capacity: () => RunnerCapacity): void {
+    this.capacityOf = capacity;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // pools
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Applies the runner's pool list (from its config file), resolving each template against the
+   * policy in force now. A removed pool, or one whose resolved template changed, is drained.
+   */
+  configure(defs: WarmPool[]): void {
+    const wanted = new Map(defs.map((p) => [p.name, p]));
+    for (const [name, pool] of this.pools) {
+      if (!wanted.has(name)) {
+        this.drain(pool, pool.members.size);
+        this.pools.delete(name);
+      }
+    }
+    for (const def of defs) {
+      const resolved = this.resolveTemplate(def);
+      const prev = this.pools.get(def.name);
+      const pool: PoolState = prev ?? { def, members: new Map(), failures: 0, retryAtMs: 0 };
+      if (prev && prev.key !== resolved.key) {
+        // Sandboxes started from another template (or under another policy) no longer match it.
+        this.drain(prev, prev.members.size);
+        pool.failures = 0;
+        pool.retryAtMs = 0;
+      }
+      pool.def = def;
+      pool.launch = resolved.launch;
+      pool.key = resolved.key;
+      pool.preferenceKey = resolved.preferenceKey;
+      pool.error = resolved.error;
+      this.pools.set(def.name, pool);
+    }
+    this.kick();
+  }
+
+  /** Each pool's size and ready count, for the heartbeat. */
+  status(): WarmPoolStatus[] {
+    return [...this.pools.values()].map((p) => ({
+      name: p.def.name,
+      size: p.def.size,
+      ready: [...p.members.values()].filter((m) => m.ready).length,
+      ...(p.error ? { error: p.error } : {}),
+      ...(p.preferenceKey ? { key: p.preferenceKey } : {}),
+    }));
+  }
+
+  /** Capacity held by warm sandboxes (starting or ready, and those being drained until they end). */
+  held(): WarmHold {
+    const hold: WarmHold = { cpuMillis: 0, memoryBytes: 0, sandboxes: 0 };
+    for (const pool of this.pools.values()) {
+      for (const m of pool.members.values()) add(hold, m);
+    }
+    for (const m of this.drainingMembers.values()) add(hold, m);
+    return hold;
+  }
+
+  /** Whether `launch` would be served warm now (its capacity is then already held by the pool). */
+  canTake(spec: LaunchSpec): boolean {
+    return this.find(spec) !== undefined;
+  }
+
+  /** The warm id under a taken sandbox's id (undefined when it launched cold). */
+  warmIdOf(sandboxId: string): string | undefined {
+    return this.taken.get(sandboxId)?.warmId;
+  }
+
+  /** Ids of the idle members of a pool (ready or still starting). */
+  memberIds(pool: string): string[] {
+    return [...(this.pools.get(pool)?.members.keys() ?? [])];
+  }
+
+  private readonly drainingMembers = new Map<string, Member>();
+
+  private resolveTemplate(def: WarmPool): { launch?: LaunchSpec; key?: string; preferenceKey?: string; error?: string } {
+    const decision = this.d.policy.resolve(def.template, this.d.inner.capabilities());
+    if (!decision.ok) {
+      return { error: `template refused: ${decision.violations.map((v) => `${v.field} (${v.rule}): ${v.description}`).join('; ')}` };
+    }
+    const typed = SandboxSpecSchema.safeParse(def.template);
+    if (!typed.success) return { error: `template invalid: ${typed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` };
+    const { resolved } = decision;
+    const reservation = reservationOf(resolved);
+    const meta: PersistedSandboxMeta = {
+      v: 1,
+      organizationId: this.d.identity.organizationId,
+      spec: typed.data,
+      labels: {},
+      effective: effectiveFieldsOf(resolved),
+      requestFingerprint: '',
+      createTime: new Date(0).toISOString(),
+      cpuMillis: reservation.cpuMillis,
+      memoryBytes: reservation.memoryBytes,
+    };
+    const launch = toLaunchSpec({
+      sandboxId: `warm-${def.name}`,
+      organizationId: this.d.identity.organizationId,
+      runnerId: this.d.identity.runnerId,
+      spec: typed.data,
+      resolved,
+      caps: this.d.caps,
+      meta,
+    });
+    return { launch, key: warmMatchKey(launch), preferenceKey: warmPoolKey(resolved) };
+  }
+
+  /** Stops `n` idle members of a pool (still-starting ones first: nobody is about to use them). */
+  private drain(pool: PoolState, n: number): void {
+    const order = [...pool.members.values()].sort((a, b) => Number(a.ready) - Number(b.ready));
+    for (const m of order.slice(0, n)) {
+      pool.members.delete(m.id);
+      this.drainingMembers.set(m.id, m);
+      this.draining.add(m.id);
+      this.d.inner.stop(m.id, 0, 'STOPPED_BY_USER').catch((e: unknown) => {
+        this.d.log.warn('Failed to stop a drained warm sandbox', { warmId: m.id, error: String(e) });
+      });
+    }
+  }
+
+  /** Runs a reconcile soon; calls while one runs make it go round once more. */
+  private kick(): void {
+    if (this.closed) return;
+    if (this.reconciling) {
+      this.again = true;
+      return;
+    }
+    setImmediate(() => void this.reconcile());
+  }
+
+  /**
+   * Refills a moment after a take, once for every take in that moment: during a burst of takes,
+   * launching replacements at once would compete for the CPU with the creates the pool serves.
+   */
+  private refillSoon(): void {
+    if (this.refillTimer) return;
+    this.refillTimer = setTimeout(() => {
+      this.refillTimer = undefined;
+      this.kick();
+    }, REFILL_DELAY_MS);
+    this.refillTimer.unref();
+  }
+
+  private async reconcile(): Promise<void> {
+    if (this.reconciling || this.closed) return;
+    this.reconciling = true;
+    try {
+      do {
+        this.again = false;
+        for (const pool of this.pools.values()) await this.reconcilePool(pool);
+      } while (this.again && !this.closed);
+    } finally {
+      this.reconciling = false;
+    }
+  }
+
+  private async reconcilePool(pool: PoolState): Promise<void> {
+    const excess = pool.members.size - (pool.launch ? pool.def.size : 0);
+    if (excess > 0) this.drain(pool, excess);
+    const template = pool.launch;
+    if (!template) return;
+    while (!this.closed && pool.members.size < pool.def.size && this.pools.get(pool.def.name) === pool && pool.launch === template) {
+      const now = this.d.clock.now().getTime();
+      if (pool.retryAtMs > now) {
+        this.retryLater(pool.retryAtMs - now);
+        return;
+      }
+      const reservation = { cpuMillis: template.cpuRequestMillis ?? template.cpuMillis, memoryBytes: template.memoryRequestBytes ?? template.memoryBytes };
+      const full = this.atCapacity(reservation);
+      if (full) {
+        pool.error = `runner at capacity: ${full}`;
+        return;
+      }
+      if (pool.error?.startsWith('runner at capacity')) delete pool.error;
+      const id = this.d.newId?.(pool.def.name) ?? `warm-${pool.def.name}-${randomBytes(5).toString('hex')}`;
+      const lifetimeSeconds = template.lifetimeSeconds * WARM_LIFETIME_FACTOR;
+      const member: Member = { id, ready: false, deadlineMs: now + lifetimeSeconds * 1000, reservation };
+      pool.members.set(id, member);
+      this.memberPool.set(id, pool.def.name);
+      try {
+        await this.d.inner.launch({ ...template, sandboxId: id, lifetimeSeconds, labels: { ...template.labels, [WARM_POOL_LABEL]: pool.def.name } });
+        // Drained while its launch was in flight: a stop sent before the backend knew the sandbox
+        // may have found nothing to stop, so it is sent again now that the launch is in place.
+        if (this.draining.has(id)) await this.d.inner.stop(id, 0, 'STOPPED_BY_USER').catch(() => undefined);
+      } catch (e) {
+        this.memberFailed(pool, member, String(e));
+      }
+    }
+  }
+
+  private atCapacity(want: { cpuMillis: number; memoryBytes: number }): string | undefined {
+    const free = this.capacityOf();
+    const used = free.sandboxesRunning + (free.sandboxesWarm ?? 0);
+    if (used >= free.sandboxesMax) return `${used}/${free.sandboxesMax} sandboxes`;
+    if (want.cpuMillis > free.cpuMillisFree) return `${want.cpuMillis}m CPU wanted, ${free.cpuMillisFree}m free`;
+    if (want.memoryBytes > free.memoryBytesFree) return `${want.memoryBytes} bytes of memory wanted, ${free.memoryBytesFree} free`;
+    return undefined;
+  }
+
+  private retryLater(ms: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, ms);
+    this.timer.unref();
+  }
+
+  private memberFailed(pool: PoolState, member: Member, message: string): void {
+    pool.members.delete(member.id);
+    this.memberPool.delete(member.id);
+    pool.failures++;
+    pool.retryAtMs = this.d.clock.now().getTime() + backoffMs(pool.failures);
+    pool.error = `warm sandbox failed to start: ${message}`;
+    this.d.log.warn('Warm sandbox failed to start', { pool: pool.def.name, warmId: member.id, message });
+  }
+
+  /** Replaces idle members past their useful life, so a take can always grant a full lifetime. */
+  private recycleAging(): void {
+    const now = this.d.clock.now().getTime();
+    for (const pool of this.pools.values()) {
+      const lifetimeMs = (pool.launch?.lifetimeSeconds ?? 0) * 1000;
+      for (const m of [...pool.members.values()]) {
+        if (m.ready && m.deadlineMs - now < lifetimeMs + 2 * MAINTENANCE_MS) {
+          pool.members.delete(m.id);
+          this.drainingMembers.set(m.id, m);
+          this.draining.add(m.id);
+          void this.d.inner.stop(m.id, 0, 'LIFETIME_EXPIRED').catch(() => undefined);
+        }
+      }
+    }
+    this.kick();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // taking
+  // -------------------------------------------------------------------------------------------
+
+  private find(spec: LaunchSpec): { pool: PoolState; member: Member } | undefined {
+    if (this.pools.size === 0) return undefined;
+    const key = warmMatchKey(spec);
+    const now = this.d.clock.now().getTime();
+    for (const pool of this.pools.values()) {
+      if (pool.key !== key || !pool.launch) continue;
+      if (!Object.entries(pool.launch.env).every(([k, v]) => spec.env[k] === v)) continue;
+      if (!pool.launch.files.every((f) => spec.files.some((g) => g.path === f.path && g.content.equals(f.content)))) continue;
+      for (const member of pool.members.values()) {
+        if (member.ready && member.deadlineMs - now >= spec.lifetimeSeconds * 1000) return { pool, member };
+      }
+    }
+    return undefined;
+  }
+
+  async launch(spec: LaunchSpec): Promise<void> {
+    if (this.taken.has(spec.sandboxId)) return;
+    const hit = this.find(spec);
+    if (!hit) {
+      this.coldLaunches++;
+      return this.d.inner.launch(spec);
+    }
+    // Claimed before any await: no other launch can see this member from here on.
+    hit.pool.members.delete(hit.member.id);
+    this.memberPool.delete(hit.member.id);
+    this.taken.set(spec.sandboxId, { warmId: hit.member.id, env: { ...spec.env, HOSTNAME: spec.sandboxId } });
+    this.warmToSandbox.set(hit.member.id, spec.sandboxId);
+    this.warmTakes++;
+    this.emit({ sandboxId: spec.sandboxId, state: 'STATE_CREATING', at: this.d.clock.now() });
+    this.refillSoon();
+    void this.handOver(hit.member.id, hit.pool, spec);
+  }
+
+  /** Gives a taken sandbox the create's files, then reports it RUNNING under the create's id. */
+  private async handOver(warmId: string, pool: PoolState, spec: LaunchSpec): Promise<void> {
+    const template = pool.launch?.files ?? [];
+    try {
+      for (const f of spec.files) {
+        if (template.some((t) => t.path === f.path && t.content.equals(f.content))) continue;
+        await this.d.inner.writeFile(warmId, f.path, f.content);
+      }
+      this.emit({ sandboxId: spec.sandboxId, state: 'STATE_RUNNING', at: this.d.clock.now() });
+    } catch (e) {
+      this.emit({ sandboxId: spec.sandboxId, state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `writing files failed: ${String(e)}`, at: this.d.clock.now() });
+      await this.d.inner.stop(warmId, 0, 'FAILED_TO_START').catch(() => undefined);
+    }
+  }
+
+  private onInnerEvent(e: BackendEvent): void {
+    const owner = this.warmToSandbox.get(e.sandboxId);
+    if (owner) {
+      // RUNNING was the pool's, long before the take; only what follows it is the create's.
+      if (e.state === 'STATE_RUNNING' || e.state === 'STATE_CREATING') return;
+      this.emit({ ...e, sandboxId: owner });
+      return;
+    }
+    if (this.draining.has(e.sandboxId)) {
+      if (isTerminalSandboxState(e.state)) {
+        this.draining.delete(e.sandboxId);
+        this.drainingMembers.delete(e.sandboxId);
+        this.memberPool.delete(e.sandboxId);
+        this.kick();
+      }
+      return;
+    }
+    const poolName = this.memberPool.get(e.sandboxId);
+    if (poolName !== undefined) {
+      const pool = this.pools.get(poolName);
+      const member = pool?.members.get(e.sandboxId);
+      if (!pool || !member) return;
+      if (e.state === 'STATE_RUNNING') {
+        member.ready = true;
+        pool.failures = 0;
+        if (pool.error?.startsWith('warm sandbox failed')) delete pool.error;
+      } else if (isTerminalSandboxState(e.state)) {
+        if (member.ready) {
+          // A warm sandbox that died idle is replaced at once.
+          pool.members.delete(member.id);
+          this.memberPool.delete(member.id);
+          this.d.log.warn('Warm sandbox ended while idle; replacing it', { pool: poolName, warmId: member.id, reason: e.reason ?? null });
+        } else {
+          this.memberFailed(pool, member, e.message ?? e.reason ?? 'ended before running');
+        }
+        this.kick();
+      }
+      return;
+    }
+    this.emit(e);
+  }
+
+  private emit(e: BackendEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch {
+        // one listener's failure must not starve the others
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // SandboxBackend, translated to the warm id of a taken sandbox
+  // -------------------------------------------------------------------------------------------
+
+  private real(sandboxId: string): string {
+    return this.taken.get(sandboxId)?.warmId ?? sandboxId;
+  }
+
+  private envOf(sandboxId: string, env: Record<string, string> | undefined): Record<string, string> | undefined {
+    const t = this.taken.get(sandboxId);
+    return t ? { ...t.env, ...(env ?? {}) } : env;
+  }
+
+  capabilities(): RunnerCapabilities {
+    return this.d.inner.capabilities();
+  }
+
+  onEvent(listener: (e: BackendEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  stop(sandboxId: string, graceSeconds: number, reason: SandboxStateReason): Promise<void> {
+    return this.d.inner.stop(this.real(sandboxId), graceSeconds, reason);
+  }
+
+  exec(sandboxId: string, req: ExecRequest): Promise<ExecResult> {
+    const env = this.envOf(sandboxId, req.env);
+    return this.d.inner.exec(this.real(sandboxId), { ...req, ...(env ? { env } : {}) });
+  }
+
+  execStream(sandboxId: string, req: ExecStreamRequest): Promise<ExecProcess> {
+    const env = this.envOf(sandboxId, req.env);
+    return this.d.inner.execStream(this.real(sandboxId), { ...req, ...(env ? { env } : {}) });
+  }
+
+  readFile(sandboxId: string, path: string): Promise<Readable> {
+    return this.d.inner.readFile(this.real(sandboxId), path);
+  }
+
+  writeFile(sandboxId: string, path: string, content: Readable | Buffer, mode?: number): Promise<void> {
+    return this.d.inner.writeFile(this.real(sandboxId), path, content, mode);
+  }
+
+  listDir(sandboxId: string, path: string): Promise<FileStat[]> {
+    return this.d.inner.listDir(this.real(sandboxId), path);
+  }
+
+  stat(sandboxId: string, path: string): Promise<FileStat> {
+    return this.d.inner.stat(this.real(sandboxId), path);
+  }
+
+  remove(sandboxId: string, path: string, recursive: boolean): Promise<void> {
+    return this.d.inner.remove(this.real(sandboxId), path, recursive);
+  }
+
+  logs(sandboxId: string, req: LogRequest): AsyncIterable<LogChunk> {
+    return this.d.inner.logs(this.real(sandboxId), req);
+  }
+
+  deleteLogs(sandboxId: string): Promise<void> {
+    return this.d.inner.deleteLogs(this.real(sandboxId));
+  }
+
+  /**
+   * What the backend still runs, minus warm sandboxes: an idle one is reaped (the pool refills), and
+   * so is a taken one, whose tie to its create lived in the previous runner process only; it is
+   * reported under its warm id, which no client knows, so the gateway sees its sandbox lost.
+   */
+  async recover(): Promise<RecoveredSandbox[]> {
+    const found = await this.d.inner.recover();
+    const out: RecoveredSandbox[] = [];
+    for (const r of found) {
+      if (r.labels[WARM_POOL_LABEL] === undefined) {
+        out.push(r);
+        continue;
+      }
+      await this.d.inner.reap(r.sandboxId, 'REAPED_UNKNOWN').catch((e: unknown) => {
+        this.d.log.warn('Failed to reap a warm sandbox of an earlier runner', { warmId: r.sandboxId, error: String(e) });
+      });
+    }
+    return out;
+  }
+
+  reap(sandboxId: string, reason: SandboxStateReason): Promise<void> {
+    return this.d.inner.reap(this.real(sandboxId), reason);
+  }
+
+  degraded(): string | undefined {
+    return this.d.inner.degraded?.();
+  }
+
+  /** Stops every idle warm sandbox (they are nobody's), then closes the backend. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.maintenance);
+    if (this.timer) clearTimeout(this.timer);
+    if (this.refillTimer) clearTimeout(this.refillTimer);
+    for (const pool of this.pools.values()) this.drain(pool, pool.members.size);
+    const ids = [...this.draining];
+    await Promise.all(ids.map((id) => this.d.inner.reap(id, 'STOPPED_BY_USER').catch(() => undefined)));
+    await this.d.inner.close();
+  }
+}
+
+function add(hold: WarmHold, m: Member): void {
+  hold.cpuMillis += m.reservation.cpuMillis;
+  hold.memoryBytes += m.reservation.memoryBytes;
+  hold.sandboxes++;
+}
