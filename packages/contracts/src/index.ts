@@ -22,3 +22,4 @@ export * from './published-views';
 export * from './runner-config-file';
 export * from './request-id';
 export * from './labels';
+export * from './secret-stores';

@@ -4,6 +4,7 @@ import { ApiErrorBodySchema, type ApiErrorBody } from './errors';
 import { RequestIdSchema } from './request-id';
 import { SandboxSchema } from './sandbox';
 import { SandboxSpecSchema } from './sandbox-spec';
+import { ResolvedSecretEnvSchema } from './secret-stores';
 import type { RunnerRpcOp } from './subjects';
 
 /**
@@ -67,6 +68,12 @@ export const CreateSandboxRequestSchema = z.object({
   ...SandboxRef,
   spec: SandboxSpecSchema,
   labels: z.record(z.string(), z.string()).optional(),
+  /**
+   * The values of the spec's `secretStores` mappings, resolved by the gateway at create time.
+   * The runner hands them to the launch and keeps them nowhere else: not in its records, the
+   * sandbox's persisted metadata, or the request fingerprint.
+   */
+  secretEnv: ResolvedSecretEnvSchema.optional(),
 });
 export type CreateSandboxRequest = z.infer<typeof CreateSandboxRequestSchema>;
 export type CreateSandboxRequestInput = z.input<typeof CreateSandboxRequestSchema>;

@@ -16,6 +16,11 @@ export interface LaunchSpec {
   /** argv of the main process. Empty: the image's default (the local default image idles). */
   command: string[];
   env: Record<string, string>;
+  /**
+   * The env vars of `env` whose values are secrets from the organization's secret stores: a
+   * backend fails the launch when one is missing, and never writes them into its labels.
+   */
+  secretEnvNames?: string[];
   workingDir?: string;
   /** CPU limit in millicores. */
   cpuMillis: number;

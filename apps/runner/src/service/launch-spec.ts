@@ -2,6 +2,7 @@ import type { ResolvedContainer, ResolvedSandboxSpec, SandboxEffectiveFields, Sa
 import { SandboxEffectiveFieldsSchema, SandboxSpecSchema } from '@paddock/contracts';
 import { z } from 'zod';
 import type { EgressCidrRule, LaunchSpec } from '../backend/sandbox-backend';
+import { secretEnvNamesOf } from './secret-env';
 
 /** Host-protecting caps the policy has no field for; they come from the runner's configuration. */
 export interface SandboxHostCaps {
@@ -113,9 +114,12 @@ export function toLaunchSpec(input: {
   resolved: ResolvedSandboxSpec;
   caps: SandboxHostCaps;
   meta: PersistedSandboxMeta;
+  /** The primary container's resolved secret values (see `secret-env.ts`); never persisted. */
+  secretEnv?: Record<string, string>;
 }): LaunchSpec {
   const { resolved } = input;
   const primary = primaryContainerOf(resolved);
+  const secretEnvNames = secretEnvNamesOf(input.spec.containers.find((c) => c.name === primary.name) ?? input.spec.containers[0]);
   const { cpuMillis, memoryBytes } = limitsOf(resolved);
   const reserved = reservationOf(resolved);
   return {
@@ -124,7 +128,8 @@ export function toLaunchSpec(input: {
     runnerId: input.runnerId,
     image: primary.image,
     command: [...primary.command, ...primary.args],
-    env: primary.env,
+    env: { ...primary.env, ...input.secretEnv },
+    ...(secretEnvNames.length ? { secretEnvNames } : {}),
     ...(primary.workingDir ? { workingDir: primary.workingDir } : {}),
     cpuMillis,
     memoryBytes,

@@ -21,8 +21,10 @@ import { z } from 'zod';
 import type { BackendEvent, RecoveredSandbox, SandboxBackend } from '../backend/sandbox-backend';
 import type { PolicyHolder } from '../policy/policy-holder';
 import { invalidRequest, runnerErrors, toPaddockError } from './errors';
+import { checkSecretStoreShapes, deliveredSecretEnv } from './secret-env';
 import {
   effectiveFieldsOf,
+  primaryContainerOf,
   readSandboxMeta,
   reservationOf,
   RUNNER_ID_LABEL,
@@ -146,6 +148,9 @@ export class SandboxService {
     const typed = SandboxSpecSchema.safeParse(req.spec);
     if (!typed.success) throw invalidRequest(typed.error, 'spec');
     const spec = typed.data;
+    checkSecretStoreShapes(spec);
+    const primaryIndex = Math.max(0, spec.containers.findIndex((c) => c.name === primaryContainerOf(resolved).name));
+    const secretEnv = deliveredSecretEnv(spec, req.secretEnv, primaryIndex);
     const allocation = reservationOf(resolved);
     this.checkCapacity(allocation);
 
@@ -186,6 +191,7 @@ export class SandboxService {
       resolved,
       caps: this.d.caps,
       meta,
+      secretEnv,
     });
     try {
       await this.d.backend.launch(launch);

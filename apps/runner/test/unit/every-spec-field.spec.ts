@@ -128,7 +128,7 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
   'resources.gpu.count': [{ c: { resources: { gpu: gpu1 } } }],
   'resources.gpu.type': [{ c: { resources: { gpu: { count: 1, type: 'H100' } } }, without: { resources: { gpu: gpu1 } } }],
   'resources.gpu.memoryGb': [{ c: { resources: { gpu: { count: 1, memoryGb: 80 } } }, without: { resources: { gpu: gpu1 } } }],
-  secretStores: [{ c: { secretStores: [{ name: 'db', env: { PASSWORD: 'password' } }] } }],
+  secretStores: [{ c: { secretStores: [{ storeName: 'db', secrets: [{ path: 'password', envVar: 'PASSWORD' }] }] } }],
   'securityContext.allowPrivilegeEscalation': [{ c: { securityContext: { allowPrivilegeEscalation: true } } }],
   'securityContext.capabilitiesAdd': [{ c: { securityContext: { capabilitiesAdd: ['NET_ADMIN'] } } }],
   'securityContext.capabilitiesDrop': [

@@ -5,6 +5,7 @@ import * as clusters from './20261129090100_clusters';
 import * as releases from './20261129090200_releases';
 import * as runners from './20261129100000_runners';
 import * as publishedViews from './20261201090000_published_views';
+import * as secretStores from './20261202090000_secret_stores';
 import { applyDatabaseAccess } from '../access/apply-access';
 
 /**
@@ -17,6 +18,7 @@ export const controlPlaneMigrations: Record<string, Migration> = {
   '20261129090200_releases': releases,
   '20261129100000_runners': runners,
   '20261201090000_published_views': publishedViews,
+  '20261202090000_secret_stores': secretStores,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => controlPlaneMigrations };

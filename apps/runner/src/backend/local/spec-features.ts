@@ -11,4 +11,6 @@ export const LOCAL_SPEC_FEATURES: readonly SpecFeature[] = [
   'securityContext.readOnlyRootFilesystem',
   // Every capability is dropped (`--cap-drop ALL`), so any drop list is already satisfied.
   'securityContext.capabilitiesDrop',
+  // Secret values the gateway resolved become env vars of the sandbox (`secretEnvNames`).
+  'secretStores',
 ];
