@@ -28,6 +28,7 @@ import { RunnerClient } from './runners/runner-client';
 import { RunnerRegistry } from './runners/runner-registry';
 import { Reconciler } from './sandboxes/reconciler';
 import { SandboxLifecycleService } from './sandboxes/sandbox-lifecycle.service';
+import { SecretResolver } from './sandboxes/secret-resolver';
 import { SandboxOpsService } from './sandboxes/sandbox-ops.service';
 import { SandboxRouteCache } from './sandboxes/sandbox-route-cache';
 import { SandboxRepository } from './sandboxes/sandbox.repository';
@@ -105,6 +106,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   const repo = new SandboxRepository(db, routes, changes);
   const policies = new PolicySource(db);
   const placement = new PlacementService(registry, policies);
+  const secrets = new SecretResolver(nc, config.rpcTimeoutMs);
   const lifecycle = new SandboxLifecycleService(
     repo,
     placement,
@@ -114,6 +116,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     undefined,
     { waiters, recheckMs: config.waitRecheckMs },
     new SourceGate(registry, policies),
+    secrets,
   );
   const events = new StateEventsConsumer(nc, repo, metrics, log);
   const ops = new SandboxOpsService(lifecycle, runners, config.rpcTimeoutMs, routes, (runnerId) => registry.isFresh(runnerId));
@@ -126,6 +129,8 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     metrics,
     { intervalMs: config.reconcileIntervalMs, stuckAfterMs: config.stuckAfterMs, runnerLostGraceMs: config.runnerLostGraceMs },
     log,
+    undefined,
+    secrets,
   );
   const health: HealthProbe = {
     async ready() {

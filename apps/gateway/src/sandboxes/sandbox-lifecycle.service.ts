@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PaddockError, type FieldViolation, type SandboxSpec } from '@paddock/contracts';
+import { PaddockError, type FieldViolation, type ResolvedSecretEnv, type SandboxSpec } from '@paddock/contracts';
 import type { PlacementRecord } from '../db/database';
 import type { GatewayMetrics } from '../observability/metrics';
 import { violationsByRunner, type PlacementPlan } from '../placement/placement';
@@ -13,6 +13,7 @@ import { invalid, parseCreateRequest } from './request-parsing';
 import type { SandboxRepository } from './sandbox.repository';
 import { isTerminalRow, toView, type SandboxRow, type SandboxView } from './sandbox-view';
 import { SandboxStateWaiters } from './state-waiters';
+import { resolveSecrets, type SecretResolver } from './secret-resolver';
 import type { SourceGate } from '../runners/source-gate';
 
 /** The error every lookup of a missing or foreign sandbox gives, byte for byte. */
@@ -74,6 +75,8 @@ export class SandboxLifecycleService {
     private readonly polls: LongPolls = { waiters: new SandboxStateWaiters(), recheckMs: 250 },
     /** `controlPlaneAccess.sourceIpAllowlist` of the owning runner; without it, no address is refused. */
     private readonly sources?: SourceGate,
+    /** Resolves `secretStores` mappings at create; without it, a spec that maps secrets is refused. */
+    private readonly secrets?: SecretResolver,
   ) {}
 
   /** Refuses (permission_denied) a caller whose address the owning runner's policy does not allow. */
@@ -95,6 +98,7 @@ export class SandboxLifecycleService {
     }
     const plan = await this.placement.plan(principal.organizationId, req.spec, callerOf(principal));
     this.refuseUnplaceable(plan, req.spec);
+    const secretEnv = await resolveSecrets(this.secrets, principal.organizationId, req.spec);
     const first = plan.order[0] as string;
     const placement: PlacementRecord = {
       decidedAt: this.now().toISOString(),
@@ -116,11 +120,11 @@ export class SandboxLifecycleService {
       now: this.now(),
     });
     if (!created) return { view: toView(this.sameRequest(row, req.fingerprint)), created: false };
-    return { view: await this.drivePlacement(row, plan, req.spec, principal.organizationId), created: true };
+    return { view: await this.drivePlacement(row, plan, req.spec, principal.organizationId, secretEnv), created: true };
   }
 
   /** Tries the plan's runners in order until one accepts; see the README for the outcomes. */
-  private async drivePlacement(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string): Promise<SandboxView> {
+  private async drivePlacement(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string, secretEnv: ResolvedSecretEnv | undefined): Promise<SandboxView> {
     const placement = row.placement;
     let current = row.runner_id;
     let firstAmbiguous: string | null = null;
@@ -137,6 +141,7 @@ export class SandboxLifecycleService {
           organizationId,
           spec,
           labels: row.request_id ? { requestId: row.request_id } : {},
+          ...(secretEnv ? { secretEnv } : {}),
         });
         placement.attempts.push({ runnerId, outcome: 'accepted' });
         placement.winner = runnerId;
