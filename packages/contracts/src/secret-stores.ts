@@ -87,13 +87,14 @@ export type ListSecretStoresResponse = z.infer<typeof ListSecretStoresResponseSc
 // What a sandbox spec says (a container's `secretStores`), and how the gateway resolves it
 // ---------------------------------------------------------------------------------------------
 
-/** `path` names the secret in the store; `field` picks one field of a JSON-object value; `envVar` defaults to the path. */
+/** `path` names the secret in the store; `field` picks one field of a JSON-object value; `envVar` defaults to the path (empty = unset). */
 export const SecretMappingSchema = z.strictObject({
   path: z.string().min(1, 'must name a secret in the store'),
   field: z.string().optional(),
+  // Empty = unset, as the protobuf form of the request sends it.
   envVar: z
     .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)')
+    .regex(/^([A-Za-z_][A-Za-z0-9_]*)?$/, 'must be an environment variable name ([A-Za-z_][A-Za-z0-9_]*)')
     .optional(),
 });
 export type SecretMapping = z.infer<typeof SecretMappingSchema>;

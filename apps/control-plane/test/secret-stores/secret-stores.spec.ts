@@ -89,7 +89,8 @@ describe('secret stores', () => {
         {
           index: 0,
           at: 'containers[0]',
-          secretStores: [{ storeName: 'prod', secrets: [{ path: 'DB_PASSWORD' }, { path: 'api/credentials', field: 'token', envVar: 'API_TOKEN' }] }],
+          // Empty field and envVar are unset (the protobuf form sends them so).
+          secretStores: [{ storeName: 'prod', secrets: [{ path: 'DB_PASSWORD', field: '', envVar: '' }, { path: 'api/credentials', field: 'token', envVar: 'API_TOKEN' }] }],
         },
       ],
     });

@@ -13,7 +13,7 @@ export function secretEnvNamesOf(container: SandboxSpec['containers'][number] | 
   for (const raw of container?.secretStores ?? []) {
     const ref = SecretStoreReferenceSchema.safeParse(raw);
     if (!ref.success) continue;
-    for (const m of ref.data.secrets) names.push(m.envVar ?? m.path);
+    for (const m of ref.data.secrets) names.push(m.envVar || m.path);
   }
   return names;
 }

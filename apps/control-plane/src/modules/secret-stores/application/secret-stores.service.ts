@@ -128,7 +128,7 @@ export class SecretStoresService {
             violations.push({ field: `${mat}.field`, rule: 'provisioned', description: `secret "${m.path}" is not a JSON object with a string field "${m.field ?? ''}"` });
             continue;
           }
-          const envVar = m.envVar ?? m.path;
+          const envVar = m.envVar || m.path;
           if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(envVar)) {
             violations.push({ field: `${mat}.envVar`, rule: 'pattern', description: `secret path "${m.path}" is not an environment variable name; set envVar` });
             continue;
