@@ -74,6 +74,8 @@ export const CreateSandboxRequestSchema = z.object({
    * sandbox's persisted metadata, or the request fingerprint.
    */
   secretEnv: ResolvedSecretEnvSchema.optional(),
+  /** Docker config JSON for the spec's `imagePullCredentials`, resolved the same way and kept the same way (nowhere). */
+  imagePullDockerConfig: z.string().optional(),
 });
 export type CreateSandboxRequest = z.infer<typeof CreateSandboxRequestSchema>;
 export type CreateSandboxRequestInput = z.input<typeof CreateSandboxRequestSchema>;

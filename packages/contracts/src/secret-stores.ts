@@ -106,6 +106,20 @@ export const SecretStoreReferenceSchema = z.strictObject({
 export type SecretStoreReference = z.infer<typeof SecretStoreReferenceSchema>;
 
 /**
+ * A container's `imagePullCredentials`: the secret at `credentials.path` (or its `field`) must be a
+ * JSON object with non-empty `username` and `password`; the runner receives Docker config JSON.
+ */
+export const ImagePullCredentialsSchema = z.strictObject({
+  registry: z.string().regex(/^[A-Za-z0-9.-]+(:[0-9]{1,5})?$/, 'must be a registry authority, e.g. ghcr.io or registry.local:5000'),
+  credentials: z.strictObject({
+    storeName: z.string().min(1, 'must name a secret store'),
+    path: z.string().min(1, 'must name a secret in the store'),
+    field: z.string().optional(),
+  }),
+});
+export type ImagePullCredentials = z.infer<typeof ImagePullCredentialsSchema>;
+
+/**
  * Gateway → control plane (NATS request/reply on `subjects.secretsResolve()`): the values one
  * create needs, for the organization that creates the sandbox. `field` paths in errors are the
  * spec's (`containers[0].secretStores[1].secrets[0].path`).
@@ -120,6 +134,8 @@ export const ResolveSecretsRequestSchema = z.strictObject({
       secretStores: z.array(SecretStoreReferenceSchema),
     }),
   ),
+  /** Every container's and init container's pull credentials, with their field paths. */
+  pullCredentials: z.array(z.strictObject({ at: z.string().min(1), credentials: ImagePullCredentialsSchema })).optional(),
 });
 export type ResolveSecretsRequest = z.infer<typeof ResolveSecretsRequestSchema>;
 
@@ -128,7 +144,12 @@ export const ResolvedSecretEnvSchema = z.array(z.strictObject({ index: z.number(
 export type ResolvedSecretEnv = z.infer<typeof ResolvedSecretEnvSchema>;
 
 export const ResolveSecretsReplySchema = z.discriminatedUnion('ok', [
-  z.object({ ok: z.literal(true), containers: ResolvedSecretEnvSchema }),
+  z.object({
+    ok: z.literal(true),
+    containers: ResolvedSecretEnvSchema,
+    /** Docker config JSON (`{"auths": {...}}`) for the pull credentials, when there were any. */
+    dockerConfigJson: z.string().optional(),
+  }),
   z.object({ ok: z.literal(false), error: ApiErrorBodySchema }),
 ]);
 export type ResolveSecretsReply = z.infer<typeof ResolveSecretsReplySchema>;

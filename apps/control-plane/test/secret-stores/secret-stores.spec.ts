@@ -13,7 +13,8 @@ const API_TOKEN = value('token');
 const API_JSON = JSON.stringify({ user: 'svc', token: API_TOKEN });
 const ROTATED = value('rotated');
 const REJECTED = value('rejected');
-const ALL_VALUES = [DB_PASSWORD, API_JSON, API_TOKEN, ROTATED, REJECTED];
+const REGISTRY_PASSWORD = value('registry');
+const ALL_VALUES = [DB_PASSWORD, API_JSON, API_TOKEN, ROTATED, REJECTED, REGISTRY_PASSWORD];
 
 const logLines: string[] = [];
 let t: TestApp;
@@ -124,6 +125,31 @@ describe('secret stores', () => {
       'containers[0].secretStores[1].secrets[2].envVar',
     ]);
     for (const v of ALL_VALUES) expect(JSON.stringify(reply)).not.toContain(v);
+  });
+
+  it('resolves image pull credentials into Docker config JSON, and refuses a secret without username and password by field', async () => {
+    const login = JSON.stringify({ username: 'robot', password: REGISTRY_PASSWORD });
+    expect((await call('PATCH', '/v1/settings/secretStores/prod', { body: { secretStore: { secrets: [{ path: 'registry', value: login }] } } })).status).toBe(200);
+    const reply = await resolve({
+      organizationId: t.organizationId,
+      containers: [],
+      pullCredentials: [{ at: 'containers[0]', credentials: { registry: 'ghcr.io', credentials: { storeName: 'prod', path: 'registry' } } }],
+    });
+    expect(reply.ok).toBe(true);
+    if (!reply.ok) return;
+    expect(JSON.parse(reply.dockerConfigJson ?? '{}')).toEqual({
+      auths: { 'ghcr.io': { username: 'robot', password: REGISTRY_PASSWORD, auth: Buffer.from(`robot:${REGISTRY_PASSWORD}`).toString('base64') } },
+    });
+    const bad = await resolve({
+      organizationId: t.organizationId,
+      containers: [],
+      pullCredentials: [{ at: 'containers[0]', credentials: { registry: 'ghcr.io', credentials: { storeName: 'prod', path: 'DB_PASSWORD' } } }],
+    });
+    expect(bad.ok).toBe(false);
+    if (bad.ok) return;
+    expect(fieldViolations(bad.error as unknown as ErrorBody).map((v) => v.field)).toEqual(['containers[0].imagePullCredentials.credentials.path']);
+    expect(JSON.stringify(bad)).not.toContain(DB_PASSWORD);
+    expect((await call('PATCH', '/v1/settings/secretStores/prod', { body: { secretStore: {}, removeSecrets: ['registry'] } })).status).toBe(200);
   });
 
   it("another organization sees neither the store nor its values", async () => {

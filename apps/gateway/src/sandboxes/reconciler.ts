@@ -123,13 +123,13 @@ export class Reconciler {
     this.note('redrive_create');
     try {
       const spec = row.spec as SandboxSpec;
-      const secretEnv = await resolveSecrets(this.secrets, row.organization_id, spec);
+      const secrets = await resolveSecrets(this.secrets, row.organization_id, spec);
       const res = await this.runners.call(row.runner_id, 'create', {
         sandboxId: row.id,
         organizationId: row.organization_id,
         spec,
         labels: row.request_id ? { requestId: row.request_id } : {},
-        ...(secretEnv ? { secretEnv } : {}),
+        ...secrets,
       });
       await this.repo.applyObservation(row.id, row.runner_id, observationFromSandbox(res.sandbox));
     } catch (e) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PaddockError, type FieldViolation, type ResolvedSecretEnv, type SandboxSpec } from '@paddock/contracts';
+import { PaddockError, type FieldViolation, type SandboxSpec } from '@paddock/contracts';
 import type { PlacementRecord } from '../db/database';
 import type { GatewayMetrics } from '../observability/metrics';
 import { violationsByRunner, type PlacementPlan } from '../placement/placement';
@@ -13,7 +13,7 @@ import { invalid, parseCreateRequest } from './request-parsing';
 import type { SandboxRepository } from './sandbox.repository';
 import { isTerminalRow, toView, type SandboxRow, type SandboxView } from './sandbox-view';
 import { SandboxStateWaiters } from './state-waiters';
-import { resolveSecrets, type SecretResolver } from './secret-resolver';
+import { resolveSecrets, type ResolvedSecrets, type SecretResolver } from './secret-resolver';
 import type { SourceGate } from '../runners/source-gate';
 
 /** The error every lookup of a missing or foreign sandbox gives, byte for byte. */
@@ -98,7 +98,7 @@ export class SandboxLifecycleService {
     }
     const plan = await this.placement.plan(principal.organizationId, req.spec, callerOf(principal));
     this.refuseUnplaceable(plan, req.spec);
-    const secretEnv = await resolveSecrets(this.secrets, principal.organizationId, req.spec);
+    const secrets = await resolveSecrets(this.secrets, principal.organizationId, req.spec);
     const first = plan.order[0] as string;
     const placement: PlacementRecord = {
       decidedAt: this.now().toISOString(),
@@ -120,11 +120,11 @@ export class SandboxLifecycleService {
       now: this.now(),
     });
     if (!created) return { view: toView(this.sameRequest(row, req.fingerprint)), created: false };
-    return { view: await this.drivePlacement(row, plan, req.spec, principal.organizationId, secretEnv), created: true };
+    return { view: await this.drivePlacement(row, plan, req.spec, principal.organizationId, secrets), created: true };
   }
 
   /** Tries the plan's runners in order until one accepts; see the README for the outcomes. */
-  private async drivePlacement(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string, secretEnv: ResolvedSecretEnv | undefined): Promise<SandboxView> {
+  private async drivePlacement(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string, secrets: ResolvedSecrets): Promise<SandboxView> {
     const placement = row.placement;
     let current = row.runner_id;
     let firstAmbiguous: string | null = null;
@@ -141,7 +141,7 @@ export class SandboxLifecycleService {
           organizationId,
           spec,
           labels: row.request_id ? { requestId: row.request_id } : {},
-          ...(secretEnv ? { secretEnv } : {}),
+          ...secrets,
         });
         placement.attempts.push({ runnerId, outcome: 'accepted' });
         placement.winner = runnerId;

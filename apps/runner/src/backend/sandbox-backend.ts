@@ -21,6 +21,10 @@ export interface LaunchSpec {
    * backend fails the launch when one is missing, and never writes them into its labels.
    */
   secretEnvNames?: string[];
+  /** Registries the spec's `imagePullCredentials` name (a backend that pulls uses the config below for them). */
+  imagePullRegistries?: string[];
+  /** Docker config JSON for those registries, resolved with the create; never persisted by the runner. */
+  imagePullDockerConfig?: string;
   workingDir?: string;
   /** CPU limit in millicores. */
   cpuMillis: number;

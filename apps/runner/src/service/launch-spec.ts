@@ -2,7 +2,7 @@ import type { ResolvedContainer, ResolvedSandboxSpec, SandboxEffectiveFields, Sa
 import { SandboxEffectiveFieldsSchema, SandboxSpecSchema } from '@paddock/contracts';
 import { z } from 'zod';
 import type { EgressCidrRule, LaunchSpec } from '../backend/sandbox-backend';
-import { secretEnvNamesOf } from './secret-env';
+import { imagePullRegistriesOf, secretEnvNamesOf } from './secret-env';
 
 /** Host-protecting caps the policy has no field for; they come from the runner's configuration. */
 export interface SandboxHostCaps {
@@ -116,6 +116,8 @@ export function toLaunchSpec(input: {
   meta: PersistedSandboxMeta;
   /** The primary container's resolved secret values (see `secret-env.ts`); never persisted. */
   secretEnv?: Record<string, string>;
+  /** Docker config JSON for the spec's pull credentials; never persisted. */
+  imagePullDockerConfig?: string;
 }): LaunchSpec {
   const { resolved } = input;
   const primary = primaryContainerOf(resolved);
@@ -130,6 +132,7 @@ export function toLaunchSpec(input: {
     command: [...primary.command, ...primary.args],
     env: { ...primary.env, ...input.secretEnv },
     ...(secretEnvNames.length ? { secretEnvNames } : {}),
+    ...imagePullOf(input.spec, input.imagePullDockerConfig),
     ...(primary.workingDir ? { workingDir: primary.workingDir } : {}),
     cpuMillis,
     memoryBytes,
@@ -149,6 +152,11 @@ export function toLaunchSpec(input: {
       [SANDBOX_META_LABEL]: JSON.stringify(input.meta),
     },
   };
+}
+
+function imagePullOf(spec: SandboxSpec, dockerConfig: string | undefined): Pick<LaunchSpec, 'imagePullRegistries' | 'imagePullDockerConfig'> {
+  const registries = imagePullRegistriesOf(spec);
+  return registries.length ? { imagePullRegistries: registries, ...(dockerConfig ? { imagePullDockerConfig: dockerConfig } : {}) } : {};
 }
 
 /** The sandbox's own metadata from its backend labels (undefined when absent or unreadable). */

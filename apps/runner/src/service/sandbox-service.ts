@@ -21,7 +21,7 @@ import { z } from 'zod';
 import type { BackendEvent, RecoveredSandbox, SandboxBackend } from '../backend/sandbox-backend';
 import type { PolicyHolder } from '../policy/policy-holder';
 import { invalidRequest, runnerErrors, toPaddockError } from './errors';
-import { checkSecretStoreShapes, deliveredSecretEnv } from './secret-env';
+import { checkImagePullCredentials, checkSecretStoreShapes, deliveredSecretEnv } from './secret-env';
 import {
   effectiveFieldsOf,
   primaryContainerOf,
@@ -149,6 +149,7 @@ export class SandboxService {
     if (!typed.success) throw invalidRequest(typed.error, 'spec');
     const spec = typed.data;
     checkSecretStoreShapes(spec);
+    checkImagePullCredentials(spec, req.imagePullDockerConfig);
     const primaryIndex = Math.max(0, spec.containers.findIndex((c) => c.name === primaryContainerOf(resolved).name));
     const secretEnv = deliveredSecretEnv(spec, req.secretEnv, primaryIndex);
     const allocation = reservationOf(resolved);
@@ -192,6 +193,7 @@ export class SandboxService {
       caps: this.d.caps,
       meta,
       secretEnv,
+      ...(req.imagePullDockerConfig ? { imagePullDockerConfig: req.imagePullDockerConfig } : {}),
     });
     try {
       await this.d.backend.launch(launch);

@@ -1,4 +1,4 @@
-import { PaddockError, SecretStoreReferenceSchema, type ResolvedSecretEnv, type SandboxSpec } from '@paddock/contracts';
+import { ImagePullCredentialsSchema, PaddockError, SecretStoreReferenceSchema, type ResolvedSecretEnv, type SandboxSpec } from '@paddock/contracts';
 
 /**
  * A container's `secretStores` mappings name environment variables whose values the gateway
@@ -56,6 +56,35 @@ export function checkSecretStoreShapes(spec: SandboxSpec): void {
           violations: [{ field: `containers[${i}].secretStores[${j}]${sub}`, rule: 'secret_store_reference', description: issue?.message ?? 'invalid' }],
         });
       }
+    }
+  }
+}
+
+/** The registries the spec's containers and init containers name pull credentials for, sorted, unique. */
+export function imagePullRegistriesOf(spec: SandboxSpec): string[] {
+  const out = new Set<string>();
+  for (const c of [...spec.containers, ...(spec.initContainers ?? [])]) {
+    const r = ImagePullCredentialsSchema.safeParse(c.imagePullCredentials);
+    if (r.success) out.add(r.data.registry);
+  }
+  return [...out].sort();
+}
+
+/** Refuses malformed pull credentials by field, and a create that asks for some without their resolved config. */
+export function checkImagePullCredentials(spec: SandboxSpec, dockerConfig: string | undefined): void {
+  const all = [...spec.containers.map((c, i) => ({ c, at: `containers[${i}]` })), ...(spec.initContainers ?? []).map((c, i) => ({ c, at: `initContainers[${i}]` }))];
+  for (const { c, at } of all) {
+    if (c.imagePullCredentials === undefined) continue;
+    const r = ImagePullCredentialsSchema.safeParse(c.imagePullCredentials);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      const field = `${at}.imagePullCredentials${issue?.path.length ? `.${issue.path.map(String).join('.')}` : ''}`;
+      throw new PaddockError('invalid_argument', `${field}: ${issue?.message ?? 'invalid'}`, { violations: [{ field, rule: 'image_pull_credentials', description: issue?.message ?? 'invalid' }] });
+    }
+    if (!dockerConfig) {
+      throw new PaddockError('invalid_argument', `${at}.imagePullCredentials was not resolved with the create`, {
+        violations: [{ field: `${at}.imagePullCredentials`, rule: 'delivered', description: 'the resolved Docker config must be delivered with the create' }],
+      });
     }
   }
 }

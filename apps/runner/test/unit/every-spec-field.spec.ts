@@ -100,7 +100,7 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
   'files[].content': [{ c: { files: [{ path: '/workspace/a', content: 'aGVsbG8=' }] } }],
   'files[].path': [{ c: { files: [{ path: '/workspace/a', content: 'aGVsbG8=' }] } }],
   image: [{ c: { image: 'paddock/tools' } }],
-  imagePullCredentials: [{ c: { imagePullCredentials: { secretStore: 'registry' } } }],
+  imagePullCredentials: [{ c: { imagePullCredentials: { registry: 'registry.example:5000', credentials: { storeName: 'registry', path: 'login' } } } }],
   name: [{ c: { name: 'web' }, steers: (r) => r.primaryContainer === 'web' }],
   // On the primary container, `primary` only means something beside another container
   // (`containers[].primary` among the spec samples); on an init container it is refused with it.

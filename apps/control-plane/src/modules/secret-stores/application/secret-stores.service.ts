@@ -98,7 +98,7 @@ export class SecretStoresService {
    * cannot be served is named in one `failed_precondition` with reason
    * `CWSANDBOX_SECRET_STORE_NOT_PROVISIONED`; nothing is returned unless all resolve.
    */
-  async resolve(req: ResolveSecretsRequest): Promise<ResolvedSecretEnv> {
+  async resolve(req: ResolveSecretsRequest): Promise<{ containers: ResolvedSecretEnv; dockerConfigJson?: string }> {
     const violations: FieldViolation[] = [];
     const out: ResolvedSecretEnv = [];
     for (const c of req.containers) {
@@ -138,13 +138,34 @@ export class SecretStoresService {
       }
       out.push({ index: c.index, env });
     }
+    const auths: Record<string, { username: string; password: string; auth: string }> = {};
+    for (const p of req.pullCredentials ?? []) {
+      const { registry, credentials: src } = p.credentials;
+      const at = `${p.at}.imagePullCredentials.credentials`;
+      const store = await this.repo.findByName(req.organizationId, src.storeName);
+      if (!store || store.provider_type !== 'SECRET_STORE_PROVIDER_TYPE_PADDOCK' || !this.cipher) {
+        violations.push({ field: `${at}.storeName`, rule: 'provisioned', description: `the organization has no secret store "${src.storeName}" this installation serves` });
+        continue;
+      }
+      const [row] = await this.repo.sealedValues(store.id, [src.path]);
+      if (!row) {
+        violations.push({ field: `${at}.path`, rule: 'provisioned', description: `secret store "${src.storeName}" has no secret "${src.path}"` });
+        continue;
+      }
+      const login = registryLogin(this.cipher.open(row.sealed, store.id, src.path), src.field);
+      if (!login) {
+        violations.push({ field: `${at}${src.field ? '.field' : '.path'}`, rule: 'username_password', description: 'must resolve to a JSON object with non-empty "username" and "password"' });
+        continue;
+      }
+      auths[registry] = { ...login, auth: Buffer.from(`${login.username}:${login.password}`).toString('base64') };
+    }
     if (violations.length) {
       throw new PaddockError('failed_precondition', `secret stores not provisioned: ${violations.map((v) => v.field).join(', ')}`, {
         reason: 'CWSANDBOX_SECRET_STORE_NOT_PROVISIONED',
         violations,
       });
     }
-    return out;
+    return Object.keys(auths).length ? { containers: out, dockerConfigJson: JSON.stringify({ auths }) } : { containers: out };
   }
 
   private requireCipher(): SecretCipher {
@@ -170,4 +191,18 @@ function pickField(value: string, field: string | undefined): string | undefined
     // not JSON: no fields
   }
   return undefined;
+}
+
+/** `{username, password}` from a JSON-object value (or its `field`, itself an object), both non-empty. */
+function registryLogin(value: string, field: string | undefined): { username: string; password: string } | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  const obj = field ? (parsed as Record<string, unknown> | null)?.[field] : parsed;
+  if (!obj || typeof obj !== 'object') return undefined;
+  const { username, password } = obj as Record<string, unknown>;
+  return typeof username === 'string' && username && typeof password === 'string' && password ? { username, password } : undefined;
 }

@@ -40,9 +40,10 @@ export class SecretsResolveResponder implements OnApplicationBootstrap, OnModule
     try {
       const req = ResolveSecretsRequestSchema.safeParse(m.json());
       if (!req.success) throw new PaddockError('invalid_argument', 'body must be a ResolveSecretsRequest');
-      reply = { ok: true, containers: await this.stores.resolve(req.data) };
+      reply = { ok: true, ...(await this.stores.resolve(req.data)) };
       const served = req.data.containers.flatMap((c) => c.secretStores.map((s) => `${s.storeName}(${s.secrets.length})`));
-      this.log.log(`resolved secrets of organization ${req.data.organizationId}: ${served.join(', ')}`);
+      const pulls = (req.data.pullCredentials ?? []).map((p) => `${p.credentials.registry} from ${p.credentials.credentials.storeName}`);
+      this.log.log(`resolved secrets of organization ${req.data.organizationId}: ${[...served, ...pulls].join(', ')}`);
     } catch (e) {
       const err = isPaddockError(e) ? e : new PaddockError('internal', `resolving secrets failed: ${e instanceof Error ? e.message : String(e)}`);
       if (!isPaddockError(e)) this.log.error(err.message);
