@@ -214,6 +214,19 @@ function adminToken() {
   return token;
 }
 
+/**
+ * The key the control plane seals secret-store values under: 32 random bytes, generated once and
+ * kept (0600) in `.paddock/secrets-key`, so stored secrets stay readable across restarts.
+ */
+function secretsKey() {
+  if (process.env.PADDOCK_SECRETS_KEY) return process.env.PADDOCK_SECRETS_KEY;
+  const f = join(stateDir, 'secrets-key');
+  if (existsSync(f)) return readFileSync(f, 'utf8').trim();
+  const key = randomBytes(32).toString('base64');
+  writeFileSync(f, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
 const has = (app) => existsSync(join(root, 'apps', app, 'src', 'main.ts'));
 
 /**
@@ -290,7 +303,7 @@ async function main() {
   const nats = managedNats ? await startNats() : undefined;
   if (!nats) say(`NATS_URL is set: using ${env.NATS_URL} without NATS authentication`);
   say('starting control plane...');
-  startProcess('control-plane', [join(root, 'apps/control-plane/dist/main.js')], { PADDOCK_BOOTSTRAP_TOKEN: token, ...nats?.controlPlane });
+  startProcess('control-plane', [join(root, 'apps/control-plane/dist/main.js')], { PADDOCK_BOOTSTRAP_TOKEN: token, PADDOCK_SECRETS_KEY: secretsKey(), ...nats?.controlPlane });
   await waitReady('control-plane', `${cpUrl}/readyz`);
 
   if (has('gateway')) {

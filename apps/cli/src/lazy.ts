@@ -9,6 +9,7 @@ import type * as ClusterActions from './actions/cluster';
 import type * as PolicyActions from './actions/policy';
 import type * as RunnerActions from './actions/runner';
 import type * as SandboxActions from './actions/sandbox';
+import type * as SecretStoreActions from './actions/secret-store';
 
 /**
  * Startup cost: `cwic --help` must cost little over a bare `node` (target: within 50 ms). What
@@ -35,6 +36,7 @@ export const clusterActions = lazyModule<typeof ClusterActions>('./actions/clust
 export const policyActions = lazyModule<typeof PolicyActions>('./actions/policy', () => import('./actions/policy.js'));
 export const runnerActions = lazyModule<typeof RunnerActions>('./actions/runner', () => import('./actions/runner.js'));
 export const sandboxActions = lazyModule<typeof SandboxActions>('./actions/sandbox', () => import('./actions/sandbox.js'));
+export const secretStoreActions = lazyModule<typeof SecretStoreActions>('./actions/secret-store', () => import('./actions/secret-store.js'));
 
 const contracts = lazyModule<typeof ContractsModule>('@paddock/contracts', () => import('@paddock/contracts'));
 

@@ -5,6 +5,7 @@ import { registerCompletionCommands } from './commands/completion';
 import { registerPolicyCommands } from './commands/policy';
 import { registerRunnerCommands } from './commands/runner';
 import { registerSandboxCommands } from './commands/sandbox';
+import { registerSecretStoreCommands } from './commands/secret-store';
 import { Ctx, processIo, type Io } from './context';
 import { CliError, EXIT } from './errors';
 
@@ -28,6 +29,7 @@ export function buildProgram(io: Io): { program: Command; ctx: Ctx } {
     });
   registerAuthCommands(program, ctx);
   registerClusterCommands(program, ctx);
+  registerSecretStoreCommands(program, ctx);
   const sandbox = program.command('sandbox').description('sandboxes and the runners that host them');
   const runner = registerRunnerCommands(sandbox, ctx);
   registerPolicyCommands(runner, ctx);

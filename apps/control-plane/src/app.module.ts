@@ -11,6 +11,7 @@ import { MaintenanceModule } from './modules/maintenance';
 import { NatsCredentialsModule } from './modules/nats-credentials';
 import { ReleasesModule } from './modules/releases';
 import { RunnersModule } from './modules/runners';
+import { SecretStoresModule } from './modules/secret-stores';
 import { RunnersBridgeModule } from './runners-bridge.module';
 
 export type AppModuleOptions = InfrastructureOptions;
@@ -32,6 +33,7 @@ export class AppModule {
         IntakeModule,
         MaintenanceModule,
         NatsCredentialsModule,
+        SecretStoresModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: PaddockErrorFilter }],
     };

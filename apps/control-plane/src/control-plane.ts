@@ -11,7 +11,7 @@ import { BODY_LIMIT_BYTES } from './infrastructure/http/error.filter';
 import { requestIdFor } from '@paddock/kit';
 import { installHttpHooks } from './infrastructure/http/http-hooks';
 import { installJsonBodyParser } from './infrastructure/http/json-body';
-import { createLogger } from './infrastructure/logger';
+import { createLogger, type LogSink } from './infrastructure/logger';
 import { KYSELY } from './infrastructure/tokens';
 import { Metrics } from './modules/health/metrics';
 import { OpenApiDocument } from './modules/health/openapi-document';
@@ -42,12 +42,12 @@ export function buildOpenApi(app: NestFastifyApplication): OpenAPIObject {
  * test harness). Lifecycle hooks (intake subscriptions, schedulers) start on listen/init,
  * i.e. only once the schema exists.
  */
-export async function createControlPlane(opts: AppModuleOptions): Promise<ControlPlane> {
+export async function createControlPlane(opts: AppModuleOptions & { logSink?: LogSink }): Promise<ControlPlane> {
   const { config } = opts;
   await ensureDatabaseExists(config.databaseUrl);
   const adapter = new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES, genReqId: requestIdFor, logger: false });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(opts), adapter, {
-    logger: createLogger(config.logLevel),
+    logger: createLogger(config.logLevel, opts.logSink),
     abortOnError: false,
     // Body parsing is ours (installJsonBodyParser): empty bodies and forbidden keys get clear answers.
     bodyParser: false,

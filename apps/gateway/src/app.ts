@@ -30,6 +30,7 @@ import { RunnerClient } from './runners/runner-client';
 import { RunnerRegistry } from './runners/runner-registry';
 import { Reconciler } from './sandboxes/reconciler';
 import { SandboxLifecycleService } from './sandboxes/sandbox-lifecycle.service';
+import { SecretResolver } from './sandboxes/secret-resolver';
 import { SandboxOpsService } from './sandboxes/sandbox-ops.service';
 import { SandboxRouteCache } from './sandboxes/sandbox-route-cache';
 import { SandboxRepository } from './sandboxes/sandbox.repository';
@@ -110,6 +111,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   const repo = new SandboxRepository(db, routes, changes);
   const policies = new PolicySource(db);
   const placement = new PlacementService(registry, policies);
+  const secrets = new SecretResolver(nc, config.rpcTimeoutMs);
   const lifecycle = new SandboxLifecycleService(
     repo,
     placement,
@@ -120,6 +122,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     { waiters, recheckMs: config.waitRecheckMs },
     new SourceGate(registry, policies),
     () => serviceUrlBase,
+    secrets,
   );
   const events = new StateEventsConsumer(nc, repo, metrics, log);
   const ops = new SandboxOpsService(
@@ -145,6 +148,8 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     metrics,
     { intervalMs: config.reconcileIntervalMs, stuckAfterMs: config.stuckAfterMs, runnerLostGraceMs: config.runnerLostGraceMs },
     log,
+    undefined,
+    secrets,
   );
   const health: HealthProbe = {
     async ready() {

@@ -63,6 +63,8 @@ export const ERROR_REASONS = [
   /** The caller's address is outside the runner policy's controlPlaneAccess.sourceIpAllowlist. */
   'PADDOCK_SOURCE_IP_NOT_ALLOWED',
   'CWSANDBOX_RESOURCE_CEILING_EXCEEDED',
+  /** A spec's `secretStores`/`imagePullCredentials` name a store (or a secret in it) the organization does not have. */
+  'CWSANDBOX_SECRET_STORE_NOT_PROVISIONED',
   'CWSANDBOX_PROFILE_MISMATCH',
   'CWSANDBOX_IMAGE_NOT_FOUND',
   'CWSANDBOX_INTERNAL',

@@ -27,3 +27,4 @@ export * from './sandbox-usage';
 export * from './sandbox-pause';
 export * from './fs-snapshot';
 export * from './warm-pools';
+export * from './secret-stores';

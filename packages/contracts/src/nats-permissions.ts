@@ -58,7 +58,7 @@ export function natsRolePermissions(role: NatsRole, userName: string = NATS_USER
     case 'gateway': {
       const inboxPrefix = subjects.inboxPrefix('gateway', n);
       return {
-        publish: [subjects.allRunnerRpcs(), subjects.allStreamsToRunner('*'), subjects.sandboxRowChanged()],
+        publish: [subjects.allRunnerRpcs(), subjects.allStreamsToRunner('*'), subjects.sandboxRowChanged(), subjects.secretsResolve()],
         subscribe: [subjects.allRunnerHeartbeats(), subjects.allSandboxStates(), subjects.allStreamsFromRunner('*'), subjects.sandboxRowChanged(), `${inboxPrefix}.>`],
         respond: false,
         inboxPrefix,
@@ -67,7 +67,7 @@ export function natsRolePermissions(role: NatsRole, userName: string = NATS_USER
     case 'control-plane':
       return {
         publish: [subjects.allRunnerConnections()],
-        subscribe: [subjects.allRunnerHeartbeats(), subjects.allInstallReports(), subjects.allRunnerCredentialsRequests()],
+        subscribe: [subjects.allRunnerHeartbeats(), subjects.allInstallReports(), subjects.allRunnerCredentialsRequests(), subjects.secretsResolve()],
         respond: true,
       };
   }

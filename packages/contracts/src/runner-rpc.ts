@@ -6,6 +6,7 @@ import { SandboxSchema } from './sandbox';
 import { PauseSandboxRequestSchema, PauseSandboxResponseSchema, ResumeSandboxRequestSchema } from './sandbox-pause';
 import { DeleteSnapshotRequestSchema, DeleteSnapshotResponseSchema, SnapshotSandboxRequestSchema, SnapshotSandboxResponseSchema } from './fs-snapshot';
 import { SandboxSpecSchema } from './sandbox-spec';
+import { ResolvedSecretEnvSchema } from './secret-stores';
 import type { RunnerRpcOp } from './subjects';
 
 /**
@@ -69,6 +70,14 @@ export const CreateSandboxRequestSchema = z.object({
   ...SandboxRef,
   spec: SandboxSpecSchema,
   labels: z.record(z.string(), z.string()).optional(),
+  /**
+   * The values of the spec's `secretStores` mappings, resolved by the gateway at create time.
+   * The runner hands them to the launch and keeps them nowhere else: not in its records, the
+   * sandbox's persisted metadata, or the request fingerprint.
+   */
+  secretEnv: ResolvedSecretEnvSchema.optional(),
+  /** Docker config JSON for the spec's `imagePullCredentials`, resolved the same way and kept the same way (nowhere). */
+  imagePullDockerConfig: z.string().optional(),
 });
 export type CreateSandboxRequest = z.infer<typeof CreateSandboxRequestSchema>;
 export type CreateSandboxRequestInput = z.input<typeof CreateSandboxRequestSchema>;

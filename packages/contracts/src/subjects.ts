@@ -55,6 +55,11 @@ export const subjects = {
   runnerCredentialsRequest: (clusterId: string): string => `rpc.cp.v1.cluster.${token(clusterId)}.runnerCredentials`,
   allRunnerCredentialsRequests: (): string => 'rpc.cp.v1.cluster.*.runnerCredentials',
   /**
+   * The gateway asks the control plane for the secret values one sandbox create needs
+   * (request/reply, gateway → control plane). Only gateways may publish here.
+   */
+  secretsResolve: (): string => 'rpc.cp.v1.secrets.resolve',
+  /**
    * The prefix of the reply subjects of one requesting NATS user (`<prefix>.<random>.<n>`). Each
    * requesting role gets its own, and may subscribe only below it, so no one reads replies meant
    * for another process.

@@ -25,6 +25,12 @@ export interface ContainerSpec {
   environmentVariables?: Record<string, string>;
   resources?: { cpu?: string | number; memory?: string | number; gpu?: { count?: number; type?: string } };
   workingDir?: string;
+  /**
+   * Secrets from the organization's secret stores (`cwic secret-store`), resolved server-side
+   * into env vars of this container: `envVar` defaults to the secret's path, `field` picks one
+   * field of a JSON-object secret. The values never pass through the client.
+   */
+  secretStores?: SecretStoreReference[];
   [field: string]: unknown;
 }
 
@@ -54,6 +60,9 @@ export interface ContainerStatus {
   state: 'waiting' | 'running' | 'terminated';
   exitCode?: number;
   restartCount: number;
+export interface SecretStoreReference {
+  storeName: string;
+  secrets: { path: string; field?: string; envVar?: string }[];
 }
 
 export interface SandboxSpec {

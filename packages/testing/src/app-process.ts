@@ -29,6 +29,8 @@ export interface AppProcess {
   child: ChildProcess;
   /** What the process wrote to stderr so far (for failure messages). */
   stderr(): string;
+  /** Everything the process wrote to stdout (its log lines), up to the last 16 MB. */
+  stdout(): string;
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -38,7 +40,11 @@ export async function startAppProcess(opts: { entry: string; env: NodeJS.Process
   const port = opts.port ?? (await freePort());
   const child = spawn(process.execPath, [opts.entry], {
     env: { ...process.env, ...opts.env, [opts.portVar]: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out = (out + d.toString()).slice(-16_000_000);
   });
   let err = '';
   child.stderr?.on('data', (d: Buffer) => {
@@ -58,6 +64,7 @@ export async function startAppProcess(opts: { entry: string; env: NodeJS.Process
     port,
     child,
     stderr: () => err,
+    stdout: () => out,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill(signal);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,7 +36,7 @@ export async function startPlatform(): Promise<Platform> {
   const pg = await startPostgres();
   const nats = await startNats();
   const databaseUrl = await pg.createDatabase('paddock');
-  const cp = await startControlPlaneProcess({ databaseUrl, nats });
+  const cp = await startControlPlaneProcess({ databaseUrl, nats, env: { PADDOCK_SECRETS_KEY: randomBytes(32).toString('base64') } });
   const workDir = mkdtempSync(join(tmpdir(), 'cwic-e2e-'));
   const bin = join(workDir, 'bin');
   mkdirSync(bin);

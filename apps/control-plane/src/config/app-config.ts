@@ -16,6 +16,8 @@ export class AppConfig {
   readonly bootstrapToken: string | undefined;
   readonly tokenFile: string | undefined;
   readonly logLevel: Env['LOG_LEVEL'];
+  /** Base64 of the secrets key; undefined = secret values cannot be stored. */
+  readonly secretsKey: string | undefined;
   readonly pageTokenSecret: string;
   /** True when no PADDOCK_PAGE_TOKEN_SECRET was given and a per-process key was generated. */
   readonly pageTokenSecretGenerated: boolean;
@@ -40,6 +42,7 @@ export class AppConfig {
     this.bootstrapToken = env.PADDOCK_BOOTSTRAP_TOKEN;
     this.tokenFile = env.PADDOCK_TOKEN_FILE;
     this.logLevel = env.LOG_LEVEL;
+    this.secretsKey = env.PADDOCK_SECRETS_KEY;
     this.pageTokenSecretGenerated = env.PADDOCK_PAGE_TOKEN_SECRET === undefined;
     this.pageTokenSecret = env.PADDOCK_PAGE_TOKEN_SECRET ?? randomBytes(32).toString('base64url');
     this.tokenCacheTtlMs = env.PADDOCK_TOKEN_CACHE_TTL_MS;

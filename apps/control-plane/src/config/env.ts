@@ -35,6 +35,14 @@ export const EnvSchema = z.object({
     .optional(),
   /** If set, a generated bootstrap token is also written to this file (mode 0600). */
   PADDOCK_TOKEN_FILE: z.string().min(1).optional(),
+  /**
+   * The key secret-store values are encrypted under (AES-256-GCM): 32 bytes, base64. Unset =
+   * secret stores refuse to hold values (`failed_precondition` naming this variable).
+   */
+  PADDOCK_SECRETS_KEY: z
+    .string()
+    .refine((k) => Buffer.from(k, /[-_]/.test(k) ? 'base64url' : 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+    .optional(),
   LOG_LEVEL: z.enum(['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
   /**
    * HMAC key for list page tokens. Unset means a random key per process: page tokens then stop

@@ -19,6 +19,8 @@ export interface TestAppOptions {
   /** Environment overrides, as strings, e.g. `{ PADDOCK_MAINTENANCE_INTERVAL_MS: '50' }`. */
   env?: Partial<Record<keyof Env, string>>;
   ids?: IdGenerator;
+  /** Receives the app's log lines (with `env.LOG_LEVEL` other than silent). */
+  logSink?: { write(line: string): void };
 }
 
 export interface TestApp {
@@ -153,6 +155,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       config,
       clock: opts.clock === 'system' ? new SystemClock() : clock,
       ...(opts.ids ? { ids: opts.ids } : {}),
+      ...(opts.logSink ? { logSink: opts.logSink } : {}),
     });
     app = cp.app;
     await app.listen(config.port, config.host);

@@ -5,6 +5,7 @@ import type { RunnerRegistry } from '../runners/runner-registry';
 import { observationFromSandbox } from './observations';
 import type { SandboxRepository } from './sandbox.repository';
 import type { SandboxRow } from './sandbox-view';
+import { resolveSecrets, type SecretResolver } from './secret-resolver';
 
 export interface ReconcilerOptions {
   intervalMs: number;
@@ -43,6 +44,8 @@ export class Reconciler {
     private readonly opts: ReconcilerOptions,
     private readonly onError: (e: unknown) => void,
     private readonly now: () => Date = () => new Date(),
+    /** Re-resolves a re-sent create's secrets (their values are never stored with the row). */
+    private readonly secrets?: SecretResolver,
   ) {}
 
   start(): void {
@@ -119,11 +122,14 @@ export class Reconciler {
     await this.repo.noteCreateAttempt(row.id, this.now());
     this.note('redrive_create');
     try {
+      const spec = row.spec as SandboxSpec;
+      const secrets = await resolveSecrets(this.secrets, row.organization_id, spec);
       const res = await this.runners.call(row.runner_id, 'create', {
         sandboxId: row.id,
         organizationId: row.organization_id,
-        spec: row.spec as SandboxSpec,
+        spec,
         labels: row.request_id ? { requestId: row.request_id } : {},
+        ...secrets,
       });
       await this.repo.applyObservation(row.id, row.runner_id, observationFromSandbox(res.sandbox));
     } catch (e) {

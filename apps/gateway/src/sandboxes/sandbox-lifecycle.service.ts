@@ -14,6 +14,7 @@ import type { SandboxRepository } from './sandbox.repository';
 import { withServiceStatus } from '../services/service-status';
 import { isTerminalRow, toView, type SandboxRow, type SandboxView } from './sandbox-view';
 import { SandboxStateWaiters } from './state-waiters';
+import { resolveSecrets, type ResolvedSecrets, type SecretResolver } from './secret-resolver';
 import type { SourceGate } from '../runners/source-gate';
 
 /** The error every lookup of a missing or foreign sandbox gives, byte for byte. */
@@ -77,6 +78,8 @@ export class SandboxLifecycleService {
     private readonly sources?: SourceGate,
     /** Where the gateway serves sandboxes' public services (their URLs in `status.services`); unset: no URLs. */
     private readonly serviceUrlBase?: () => string,
+    /** Resolves `secretStores` mappings at create; without it, a spec that maps secrets is refused. */
+    private readonly secrets?: SecretResolver,
   ) {}
 
   /** The resource as returned: the row's view, with the URLs of its public services. */
@@ -103,6 +106,7 @@ export class SandboxLifecycleService {
     }
     const plan = await this.placement.plan(principal.organizationId, req.spec, callerOf(principal));
     this.refuseUnplaceable(plan, req.spec);
+    const secrets = await resolveSecrets(this.secrets, principal.organizationId, req.spec);
     const first = plan.order[0] as string;
     const placement: PlacementRecord = {
       decidedAt: this.now().toISOString(),
@@ -124,11 +128,11 @@ export class SandboxLifecycleService {
       now: this.now(),
     });
     if (!created) return { view: this.view(this.sameRequest(row, req.fingerprint)), created: false };
-    return { view: await this.drivePlacement(row, plan, req.spec, principal.organizationId), created: true };
+    return { view: await this.drivePlacement(row, plan, req.spec, principal.organizationId, secrets), created: true };
   }
 
   /** Tries the plan's runners in order until one accepts; see the README for the outcomes. */
-  private async drivePlacement(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string): Promise<SandboxView> {
+  private async drivePlacement(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string, secrets: ResolvedSecrets): Promise<SandboxView> {
     const placement = row.placement;
     let current = row.runner_id;
     let firstAmbiguous: string | null = null;
@@ -145,6 +149,7 @@ export class SandboxLifecycleService {
           organizationId,
           spec,
           labels: row.request_id ? { requestId: row.request_id } : {},
+          ...secrets,
         });
         placement.attempts.push({ runnerId, outcome: 'accepted' });
         placement.winner = runnerId;

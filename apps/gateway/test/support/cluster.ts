@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { subjects } from '@paddock/contracts';
+import type { ServiceLogger } from '@paddock/kit';
 import { waitFor } from '@paddock/testing';
 import type { RunningGateway } from '../../src/app';
 import { startGateway, startInfra, type Infra } from './infra';
@@ -43,11 +44,14 @@ export async function startCluster(
     policies?: Record<string, unknown>;
     sandboxCapacity?: Record<string, number>;
     runnerEnv?: Record<string, string>;
+    controlPlaneEnv?: Record<string, string>;
+    /** The gateway logs here instead of stdout. */
+    gatewayLog?: ServiceLogger;
   } = {},
 ): Promise<Cluster> {
   const policies = { ...POLICIES, ...opts.policies };
-  const infra = await startInfra();
-  const gw = await startGateway(infra, opts.gatewayEnv);
+  const infra = await startInfra(opts.controlPlaneEnv ? { controlPlaneEnv: opts.controlPlaneEnv } : {});
+  const gw = await startGateway(infra, opts.gatewayEnv, opts.gatewayLog);
   const orgId = infra.cp.organizationId;
   const { token } = await infra.cp.issueToken('SANDBOX_USER');
   const nc = await infra.nats.connectHarness();

@@ -22,15 +22,17 @@ export interface ControlPlane {
    * started with that policy must report for placement to trust the policy.
    */
   declareRunner(runnerId: string, policy: unknown): Promise<string>;
+  /** Its log lines so far (stdout). */
+  logs(): string;
   stop(): Promise<void>;
   /** Starts it again on the same port, database and token (after `stop`). */
   restart(): Promise<void>;
 }
 
-export async function startControlPlane(databaseUrl: string, nats: ThrowawayNats): Promise<ControlPlane> {
+export async function startControlPlane(databaseUrl: string, nats: ThrowawayNats, extraEnv: Record<string, string> = {}): Promise<ControlPlane> {
   buildPackages(['@paddock/control-plane'], [CONTROL_PLANE_ENTRY, DB_ACCESS_ENTRY]);
   const port = await freePort();
-  const env = { PADDOCK_MAINTENANCE_INTERVAL_MS: '0', PADDOCK_TOKEN_CACHE_TTL_MS: '0' };
+  const env = { PADDOCK_MAINTENANCE_INTERVAL_MS: '0', PADDOCK_TOKEN_CACHE_TTL_MS: '0', ...extraEnv };
   let app: AppProcess & { token: string } = await startControlPlaneProcess({ databaseUrl, nats, port, env });
   const token = app.token;
   const call = async <T>(method: string, path: string, body?: unknown, as = token): Promise<T> => {
@@ -63,6 +65,7 @@ export async function startControlPlane(databaseUrl: string, nats: ThrowawayNats
       const created = await call<{ etag: string }>('POST', '/v1/sandbox/managedRunners', { identity: { runnerId, zone: 'local-1', clusterId: cluster.id }, policy });
       return created.etag;
     },
+    logs: () => app.stdout(),
     stop: () => app.stop(),
     async restart() {
       app = await startControlPlaneProcess({ databaseUrl, nats, port, token, env });

@@ -1,4 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { ServiceLogger } from '@paddock/kit';
 import { provisionGatewayRole, startNats, startPostgres, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
 import { createGateway, type RunningGateway } from '../../src/app';
 import { parseGatewayEnv } from '../../src/config/env';
@@ -19,10 +20,10 @@ export interface Infra {
  * Private Postgres + NATS for one test file, the real control plane on them (its migrations, its
  * API for fixtures), and the gateway's database role made by the control plane's `db-access`.
  */
-export async function startInfra(): Promise<Infra> {
+export async function startInfra(opts: { controlPlaneEnv?: Record<string, string> } = {}): Promise<Infra> {
   const [pg, nats] = await Promise.all([startPostgres(), startNats()]);
   const adminUrl = await pg.createDatabase('paddock');
-  const cp = await startControlPlane(adminUrl, nats);
+  const cp = await startControlPlane(adminUrl, nats, opts.controlPlaneEnv);
   const databaseUrl = await provisionGatewayRole(adminUrl);
   return {
     pg,
@@ -38,7 +39,7 @@ export async function startInfra(): Promise<Infra> {
   };
 }
 
-export async function startGateway(infra: Infra, env: Record<string, string> = {}): Promise<RunningGateway> {
+export async function startGateway(infra: Infra, env: Record<string, string> = {}, log?: ServiceLogger): Promise<RunningGateway> {
   return createGateway(
     parseGatewayEnv({
       DATABASE_URL: infra.databaseUrl,
@@ -54,6 +55,7 @@ export async function startGateway(infra: Infra, env: Record<string, string> = {
       GATEWAY_LOG_LEVEL: 'error',
       ...env,
     }),
+    log ? { log } : {},
   );
 }
 

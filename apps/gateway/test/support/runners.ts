@@ -83,8 +83,8 @@ export function startRunner(spec: RunnerSpec): RunnerProcess {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-  child.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4_000_000)));
+  child.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4_000_000)));
   const onExit = (): void => void child.kill('SIGKILL');
   process.once('exit', onExit);
   const waitExit = (signal: NodeJS.Signals): Promise<void> =>

@@ -21,6 +21,15 @@ export interface LaunchSpec {
   /** argv of the main process. Empty: the image's default (the local default image idles). */
   command: string[];
   env: Record<string, string>;
+  /**
+   * The env vars of `env` whose values are secrets from the organization's secret stores: a
+   * backend fails the launch when one is missing, and never writes them into its labels.
+   */
+  secretEnvNames?: string[];
+  /** Registries the spec's `imagePullCredentials` name (a backend that pulls uses the config below for them). */
+  imagePullRegistries?: string[];
+  /** Docker config JSON for those registries, resolved with the create; never persisted by the runner. */
+  imagePullDockerConfig?: string;
   workingDir?: string;
   /** CPU limit in millicores. */
   cpuMillis: number;

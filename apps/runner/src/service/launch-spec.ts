@@ -3,6 +3,7 @@ import { SandboxEffectiveFieldsSchema, SandboxSpecSchema } from '@paddock/contra
 import { z } from 'zod';
 import type { EgressCidrRule, LaunchSpec } from '../backend/sandbox-backend';
 import { podLaunchFields } from './launch-pod';
+import { imagePullRegistriesOf, secretEnvNamesOf } from './secret-env';
 
 /** Host-protecting caps the policy has no field for; they come from the runner's configuration. */
 export interface SandboxHostCaps {
@@ -128,9 +129,14 @@ export function toLaunchSpec(input: {
   resolved: ResolvedSandboxSpec;
   caps: SandboxHostCaps;
   meta: PersistedSandboxMeta;
+  /** The primary container's resolved secret values (see `secret-env.ts`); never persisted. */
+  secretEnv?: Record<string, string>;
+  /** Docker config JSON for the spec's pull credentials; never persisted. */
+  imagePullDockerConfig?: string;
 }): LaunchSpec {
   const { resolved } = input;
   const primary = primaryContainerOf(resolved);
+  const secretEnvNames = secretEnvNamesOf(input.spec.containers.find((c) => c.name === primary.name) ?? input.spec.containers[0]);
   const { cpuMillis, memoryBytes } = limitsOf(resolved);
   const reserved = reservationOf(resolved);
   return {
@@ -140,7 +146,9 @@ export function toLaunchSpec(input: {
     image: primary.image,
     ...(primary.imageDigests ? { imageDigests: primary.imageDigests } : {}),
     command: [...primary.command, ...primary.args],
-    env: primary.env,
+    env: { ...primary.env, ...input.secretEnv },
+    ...(secretEnvNames.length ? { secretEnvNames } : {}),
+    ...imagePullOf(input.spec, input.imagePullDockerConfig),
     ...(primary.workingDir ? { workingDir: primary.workingDir } : {}),
     cpuMillis,
     memoryBytes,
@@ -161,6 +169,11 @@ export function toLaunchSpec(input: {
     },
     ...podLaunchFields(resolved, primary, { diskBytes: input.caps.diskBytes, memoryBytes }),
   };
+}
+
+function imagePullOf(spec: SandboxSpec, dockerConfig: string | undefined): Pick<LaunchSpec, 'imagePullRegistries' | 'imagePullDockerConfig'> {
+  const registries = imagePullRegistriesOf(spec);
+  return registries.length ? { imagePullRegistries: registries, ...(dockerConfig ? { imagePullDockerConfig: dockerConfig } : {}) } : {};
 }
 
 /** The sandbox's own metadata from its backend labels (undefined when absent or unreadable). */

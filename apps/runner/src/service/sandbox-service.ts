@@ -31,8 +31,10 @@ import { UsageSampler } from './usage-sampler';
 import { RunnerSnapshots } from './snapshots';
 import type { SandboxMetricsRow } from '../observability/sandbox-metrics';
 import type { SnapshotStore } from '../snapshots/snapshot-store';
+import { checkImagePullCredentials, checkSecretStoreShapes, deliveredSecretEnv } from './secret-env';
 import {
   effectiveFieldsOf,
+  primaryContainerOf,
   readSandboxMeta,
   reservationOf,
   RUNNER_ID_LABEL,
@@ -177,6 +179,10 @@ export class SandboxService {
     const typed = SandboxSpecSchema.safeParse(req.spec);
     if (!typed.success) throw invalidRequest(typed.error, 'spec');
     const spec = typed.data;
+    checkSecretStoreShapes(spec);
+    checkImagePullCredentials(spec, req.imagePullDockerConfig);
+    const primaryIndex = Math.max(0, spec.containers.findIndex((c) => c.name === primaryContainerOf(resolved).name));
+    const secretEnv = deliveredSecretEnv(spec, req.secretEnv, primaryIndex);
     const allocation = reservationOf(resolved);
 
     // Registered before the first await: a concurrent redelivery of this create finds it.
@@ -213,6 +219,8 @@ export class SandboxService {
       resolved,
       caps: this.d.caps,
       meta,
+      secretEnv,
+      ...(req.imagePullDockerConfig ? { imagePullDockerConfig: req.imagePullDockerConfig } : {}),
     });
     this.checkCapacity(allocation, this.d.warm?.canTake(launch) ?? false);
     this.records.set(rec.sandboxId, rec);

@@ -109,7 +109,7 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
   'files[].content': [{ c: { files: [{ path: '/workspace/a', content: 'aGVsbG8=' }] } }],
   'files[].path': [{ c: { files: [{ path: '/workspace/a', content: 'aGVsbG8=' }] } }],
   image: [{ c: { image: 'paddock/tools' } }],
-  imagePullCredentials: [{ c: { imagePullCredentials: { secretStore: 'registry' } } }],
+  imagePullCredentials: [{ c: { imagePullCredentials: { registry: 'registry.example:5000', credentials: { storeName: 'registry', path: 'login' } } } }],
   name: [{ c: { name: 'web' }, steers: (r) => r.primaryContainer === 'web' }],
   // On the primary container, `primary` only means something beside another container
   // (`containers[].primary` among the spec samples); on an init container it is refused with it.
@@ -137,7 +137,7 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
   'resources.gpu.count': [{ c: { resources: { gpu: gpu1 } } }],
   'resources.gpu.type': [{ c: { resources: { gpu: { count: 1, type: 'H100' } } }, without: { resources: { gpu: gpu1 } } }],
   'resources.gpu.memoryGb': [{ c: { resources: { gpu: { count: 1, memoryGb: 80 } } }, without: { resources: { gpu: gpu1 } } }],
-  secretStores: [{ c: { secretStores: [{ name: 'db', env: { PASSWORD: 'password' } }] } }],
+  secretStores: [{ c: { secretStores: [{ storeName: 'db', secrets: [{ path: 'password', envVar: 'PASSWORD' }] }] } }],
   'securityContext.allowPrivilegeEscalation': [{ c: { securityContext: { allowPrivilegeEscalation: true } } }],
   'securityContext.capabilitiesAdd': [{ c: { securityContext: { capabilitiesAdd: ['NET_ADMIN'] } } }],
   'securityContext.capabilitiesDrop': [

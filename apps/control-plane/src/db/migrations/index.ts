@@ -7,6 +7,7 @@ import * as runners from './20261129100000_runners';
 import * as publishedViews from './20261201090000_published_views';
 import * as warmPoolStatus from './20261202120000_warm_pool_status';
 import * as runnersV2View from './20261202120100_runners_v2_view';
+import * as secretStores from './20261202090000_secret_stores';
 import { applyDatabaseAccess } from '../access/apply-access';
 
 /**
@@ -21,6 +22,7 @@ export const controlPlaneMigrations: Record<string, Migration> = {
   '20261201090000_published_views': publishedViews,
   '20261202120000_warm_pool_status': warmPoolStatus,
   '20261202120100_runners_v2_view': runnersV2View,
+  '20261202090000_secret_stores': secretStores,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => controlPlaneMigrations };

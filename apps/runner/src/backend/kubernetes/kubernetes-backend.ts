@@ -1,4 +1,5 @@
 import { PassThrough, Readable } from 'node:stream';
+import { buildPullSecret, pullSecretNameFor } from './pull-secret';
 import { finished } from 'node:stream/promises';
 import * as k8s from '@kubernetes/client-node';
 import { PaddockError, type RunnerCapabilities, type SandboxStateReason } from '@paddock/contracts';
@@ -319,6 +320,16 @@ export class KubernetesBackend implements SandboxBackend {
     } catch (e) {
       if (statusCode(e) !== 409) throw e;
     }
+    const pullSecret = buildPullSecret(spec, podNameFor(spec.sandboxId), this.opts.namespace, pod.metadata?.labels ?? {});
+    if (spec.imagePullRegistries?.length && !pullSecret) throw new PaddockError('invalid_argument', 'image pull credentials were not resolved with the create');
+    if (pullSecret) {
+      try {
+        // Before the pod, so its first pull already has the credentials.
+        await this.core.createNamespacedSecret({ namespace: this.opts.namespace, body: pullSecret, fieldManager: FIELD_MANAGER });
+      } catch (e) {
+        if (statusCode(e) !== 409) throw e;
+      }
+    }
     try {
       await this.core.createNamespacedPod({ namespace: this.opts.namespace, body: pod, fieldManager: FIELD_MANAGER });
     } catch (e) {
@@ -331,6 +342,7 @@ export class KubernetesBackend implements SandboxBackend {
   async stop(sandboxId: string, graceSeconds: number, reason: SandboxStateReason): Promise<void> {
     this.stopReasons.set(sandboxId, reason);
     await this.deletePod(sandboxId, graceSeconds);
+    await this.deletePullSecret(sandboxId);
   }
 
   private async deletePod(sandboxId: string, graceSeconds: number): Promise<void> {
@@ -341,8 +353,18 @@ export class KubernetesBackend implements SandboxBackend {
     }
   }
 
+  /** The sandbox's pull Secret, if it has one: gone with its pod, so no credential outlives the sandbox. */
+  private async deletePullSecret(sandboxId: string): Promise<void> {
+    try {
+      await this.core.deleteNamespacedSecret({ namespace: this.opts.namespace, name: pullSecretNameFor(podNameFor(sandboxId)) });
+    } catch (e) {
+      if (statusCode(e) !== 404) throw e;
+    }
+  }
+
   private async deleteObjects(sandboxId: string, graceSeconds: number): Promise<void> {
     await this.deletePod(sandboxId, graceSeconds).catch(() => undefined);
+    await this.deletePullSecret(sandboxId);
     try {
       await this.net.deleteNamespacedNetworkPolicy({ namespace: this.opts.namespace, name: podNameFor(sandboxId) });
     } catch (e) {

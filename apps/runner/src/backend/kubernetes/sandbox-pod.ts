@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { imagePullSecretsOf } from './pull-secret';
 import type { V1NetworkPolicy, V1NetworkPolicyEgressRule, V1Pod } from '@kubernetes/client-node';
 import { ANNOTATIONS, LABELS } from '@paddock/contracts';
 import type { EgressCidrRule, LaunchSpec } from '../sandbox-backend';
@@ -171,6 +172,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
       activeDeadlineSeconds: Math.max(1, Math.ceil(spec.lifetimeSeconds)),
       automountServiceAccountToken: false,
       enableServiceLinks: false,
+      ...imagePullSecretsOf(spec, podNameFor(spec.sandboxId)),
       ...(opts.userNamespaces === false ? {} : { hostUsers: false }),
       ...(runtimeClassName ? { runtimeClassName } : {}),
       // The only node selection a launch gets: the GPU model it asked for (never from user fields).

@@ -11,4 +11,6 @@ export const KUBERNETES_SPEC_FEATURES: readonly SpecFeature[] = [
   'securityContext.readOnlyRootFilesystem',
   // The sandbox container always drops ALL capabilities, so any drop list is already satisfied.
   'securityContext.capabilitiesDrop',
+  // A dockerconfigjson Secret per sandbox, resolved with the create, in the pod's imagePullSecrets.
+  'imagePullCredentials',
 ];

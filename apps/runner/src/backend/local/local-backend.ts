@@ -297,6 +297,11 @@ export class LocalBackend implements SandboxBackend {
     );
     this.recordEvent(rec, { state: 'STATE_CREATING' });
 
+    const undelivered = (spec.secretEnvNames ?? []).filter((n) => !(n in spec.env));
+    if (undelivered.length) {
+      this.recordEvent(rec, { state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `secret env vars were not delivered: ${undelivered.join(', ')}` });
+      return;
+    }
     const image = resolveImage(this.o.imageAliases[spec.image] ?? spec.image, this.o.images);
     if (!image && this.o.registry) {
       // Creation is asynchronous: the pull runs after launch returns, and ends in RUNNING or FAILED.

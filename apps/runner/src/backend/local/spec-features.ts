@@ -25,4 +25,6 @@ export const LOCAL_SPEC_FEATURES: readonly SpecFeature[] = [
   // The sandbox's own disk (volume `workspace`) restores from a file-system snapshot; other
   // volumes' restores are refused at create by name.
   'volumes.restoreFromSnapshot',
+  // Secret values the gateway resolved become env vars of the sandbox (`secretEnvNames`).
+  'secretStores',
 ];
