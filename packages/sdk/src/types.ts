@@ -60,6 +60,8 @@ export interface ContainerStatus {
   state: 'waiting' | 'running' | 'terminated';
   exitCode?: number;
   restartCount: number;
+}
+
 export interface SecretStoreReference {
   storeName: string;
   secrets: { path: string; field?: string; envVar?: string }[];
