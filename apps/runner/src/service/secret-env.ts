@@ -46,6 +46,14 @@ export function deliveredSecretEnv(spec: SandboxSpec, delivered: ResolvedSecretE
 
 /** Refuses mappings whose shape is not a SecretStoreReference, naming the field. */
 export function checkSecretStoreShapes(spec: SandboxSpec): void {
+  // Values are delivered to containers only; an init container's mapping would otherwise be dropped.
+  for (const [i, c] of (spec.initContainers ?? []).entries()) {
+    if (c.secretStores?.length) {
+      throw new PaddockError('invalid_argument', `initContainers[${i}].secretStores: secrets are delivered to containers only, not to init containers`, {
+        violations: [{ field: `initContainers[${i}].secretStores`, rule: 'unsupported', description: 'secrets are delivered to containers only, not to init containers' }],
+      });
+    }
+  }
   for (const [i, c] of spec.containers.entries()) {
     for (const [j, raw] of (c.secretStores ?? []).entries()) {
       const r = SecretStoreReferenceSchema.safeParse(raw);

@@ -31,6 +31,7 @@ import { baseTableScript } from '../../src/backend/local/net/nft-ruleset';
 import { parseIpv4Cidr } from '../../src/backend/local/net/cidr';
 import type { LaunchSpec } from '../../src/backend/sandbox-backend';
 import { checkPod } from '../../src/service/launch-pod';
+import { checkSecretStoreShapes } from '../../src/service/secret-env';
 import { effectiveFieldsOf, SANDBOX_META_LABEL, toLaunchSpec } from '../../src/service/launch-spec';
 import { specFieldPaths } from './spec-fields';
 
@@ -438,9 +439,10 @@ const names = (v: string, field: string): boolean => v === field || field.starts
 
 type Outcome = 'honoured' | 'refused';
 
-/** The fields the runner's create-time pod check refuses, or undefined when it admits the spec. */
-function podViolationsOf(resolved: ResolvedSandboxSpec, portForward: boolean): string[] | undefined {
+/** The fields the runner's create-time checks (secret mappings, pod parts) refuse, or undefined when they admit the spec. */
+function podViolationsOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec, portForward: boolean): string[] | undefined {
   try {
+    checkSecretStoreShapes(SandboxSpecSchema.parse(spec));
     checkPod(resolved, { portForward });
     return undefined;
   } catch (e) {
@@ -459,7 +461,7 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
   }
   // The runner's own check at create, after the policy engine: what a pod's containers, volumes,
   // probes and services may hold on this backend (the local backend relays service ports).
-  const podRefusal = podViolationsOf(res.resolved, b === 'local');
+  const podRefusal = podViolationsOf(s.spec, res.resolved, b === 'local');
   if (podRefusal) {
     if (podRefusal.some((v) => names(v, field))) return { outcome: 'refused' };
     return { problem: `refused at create, but no violation names ${field} (got ${podRefusal.join('; ')})` };
