@@ -1,3 +1,4 @@
+import { CoreV1Api as k8sCore } from '@kubernetes/client-node';
 import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
 import { waitFor } from '@paddock/testing';
 import { isPaddockError, type PaddockError, type SandboxStateEvent } from '@paddock/contracts';
@@ -13,9 +14,10 @@ const quiet = { info: (): void => undefined, warn: (): void => undefined, error:
 /**
  * A pod cannot be frozen through the Kubernetes API (and no runtime class here offers it), so the
  * Kubernetes backend does not pretend: pause and resume are refused naming the capability, and the
- * sandbox keeps running.
+ * sandbox keeps running. Nor can the runner read a pod's filesystem consistently from outside, so
+ * snapshots and restores are refused by name as well.
  */
-describe('Kubernetes backend: pause is refused by name', () => {
+describe('Kubernetes backend: pause and file-system snapshots are refused by name', () => {
   let server: K8sTestServer;
   let backend: KubernetesBackend;
   let service: SandboxService;
@@ -55,5 +57,36 @@ describe('Kubernetes backend: pause is refused by name', () => {
     // Nothing is paused, so there is nothing to resume: the running sandbox comes back as it is.
     expect((await service.resume({ sandboxId: 'k-1', organizationId: ORG })).status.state).toBe('STATE_RUNNING');
     expect(service.get({ sandboxId: 'k-1', organizationId: ORG }).status.state).toBe('STATE_RUNNING');
+  });
+
+  it('refuses a snapshot naming the capability, and a restore naming the field, and creates no pod for it', async () => {
+    await service.create({ sandboxId: 'k-2', organizationId: ORG, spec: { containers: [{ name: 'main', image: 'paddock/base:1' }] } });
+    await waitFor(() => events.find((e) => e.sandboxId === 'k-2' && e.state === 'STATE_RUNNING'), { what: 'k-2 RUNNING' });
+    const snap = await service.snapshot({ sandboxId: 'k-2', organizationId: ORG, snapshotId: 'snap-k-2' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isPaddockError(snap)).toBe(true);
+    expect(snap as PaddockError).toMatchObject({ code: 'failed_precondition', reason: 'CWSANDBOX_FSS_NOT_SUPPORTED' });
+    expect((snap as PaddockError).violations).toEqual([expect.objectContaining({ field: 'scratchVolumeName', rule: 'runner_capability' })]);
+    expect(service.get({ sandboxId: 'k-2', organizationId: ORG }).status.state).toBe('STATE_RUNNING');
+
+    const restore = await service
+      .create({
+        sandboxId: 'k-3',
+        organizationId: ORG,
+        spec: { containers: [{ name: 'main', image: 'paddock/base:1' }], volumes: [{ name: 'workspace', scratch: { restoreFromSnapshotId: 'snap-k-2' } }] },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(isPaddockError(restore)).toBe(true);
+    // The scratch volume itself is refused too (no scratch volumes on this backend yet); the restore is named on its own.
+    expect((restore as PaddockError).violations).toEqual(
+      expect.arrayContaining([expect.objectContaining({ field: 'volumes[0].scratch.restoreFromSnapshotId', rule: 'runner_capability' })]),
+    );
+    const pods = await server.kubeConfig().makeApiClient(k8sCore).listNamespacedPod({ namespace: NS });
+    expect(pods.items.map((p) => p.metadata?.name ?? '').filter((n) => n.includes('k-3'))).toEqual([]);
   });
 });
