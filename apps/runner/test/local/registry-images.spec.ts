@@ -9,7 +9,7 @@ import { localRegistryOptions } from '../../src/backend/create-backend';
 import type { LocalBackendOptions } from '../../src/backend/local';
 import type { LaunchSpec } from '../../src/backend/sandbox-backend';
 import { parseRunnerEnv } from '../../src/config/env';
-import { buildImage, busyboxLayer, pushImage, startRegistry, type BuiltImage, type LayerFile, type TestImageSpec, type TestRegistry } from '../support/registry-fixture';
+import { buildImage, busyboxLayer, pushImage, startRegistry, type BuiltImage, type LayerFile, type TestImageSpec, type TestRegistry } from '@paddock/testing';
 import { cgroupValue, destroyBackend, launchRunning, makeBackend, spec, waitForState, type TestBackend } from './helpers';
 
 const run = promisify(execFile);
