@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { latencyStats, report, row, type BenchRow } from '@paddock/testing';
 import type { BackendEvent, LaunchSpec } from '../src/backend/sandbox-backend';
 import { LocalBackend } from '../src/backend/local';
-import { buildImage, busyboxLayer, filler, pushImage, startRegistry } from '../test/support/registry-fixture';
+import { buildImage, busyboxLayer, filler, pushImage, startRegistry } from '@paddock/testing';
 
 const run = promisify(execFile);
 const ROUNDS = Number(process.env.BENCH_IMAGE_ROUNDS ?? 5);

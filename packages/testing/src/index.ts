@@ -9,3 +9,4 @@ export { processesUsing, removeStateDir } from './state-dirs';
 export { DB_ACCESS_ENTRY, provisionGatewayRole, provisionControllerRole } from './db-roles';
 export { credsSecrets, secretScanArgv, type SecretScanInput, type SecretScanReport } from './secret-scan';
 export { TCP_PROBE_PY, tcpProbeArgv, probeFromHost, hostListener, hostAddress, type Reach } from './sandbox-probes';
+export { startRegistry, buildImage, pushImage, busyboxLayer, filler, type TestRegistry, type RegistryAuth, type LayerFile, type TestImageSpec, type BuiltImage } from './registry-fixture';

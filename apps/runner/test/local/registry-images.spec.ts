@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,8 +7,9 @@ import { resolveSandboxSpec, validatePolicy } from '@paddock/policy';
 import { waitFor } from '@paddock/testing';
 import { localRegistryOptions } from '../../src/backend/create-backend';
 import type { LocalBackendOptions } from '../../src/backend/local';
+import type { LaunchSpec } from '../../src/backend/sandbox-backend';
 import { parseRunnerEnv } from '../../src/config/env';
-import { buildImage, busyboxLayer, pushImage, startRegistry, type BuiltImage, type LayerFile, type TestImageSpec, type TestRegistry } from '../support/registry-fixture';
+import { buildImage, busyboxLayer, pushImage, startRegistry, type BuiltImage, type LayerFile, type TestImageSpec, type TestRegistry } from '@paddock/testing';
 import { cgroupValue, destroyBackend, launchRunning, makeBackend, spec, waitForState, type TestBackend } from './helpers';
 
 const run = promisify(execFile);
@@ -57,6 +58,19 @@ function testImage(marker: string): TestImageSpec {
 async function logText(t: TestBackend, id: string): Promise<string> {
   let out = '';
   for await (const c of t.backend.logs(id, {})) out += c.data.toString();
+  return out;
+}
+
+/** Regular files under `dir` that contain any of `needles`. */
+function filesContaining(dir: string, needles: string[]): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    const path = join(dir, name);
+    const st = lstatSync(path);
+    if (!st.isFile()) continue;
+    const text = readFileSync(path, 'latin1');
+    if (needles.some((n) => text.includes(n))) out.push(path);
+  }
   return out;
 }
 
@@ -190,6 +204,44 @@ describe('local backend: images pulled from a registry', () => {
     await launchRunning(alice, spec('alice', { image: ref }));
     expect((await alice.backend.exec('alice', { argv: ['id', '-u'] })).stdout.toString()).toBe('1000\n');
   }, 90_000);
+
+  it('pulls a private repository with the credentials the create delivers, over the runner\'s own, and keeps them nowhere', async () => {
+    const ref = `${priv.host}/team/private:v1`;
+    const delivered = (password: string): Partial<LaunchSpec> => ({
+      imagePullRegistries: [priv.host],
+      imagePullDockerConfig: JSON.stringify({ auths: { [priv.host]: { auth: Buffer.from(`alice:${password}`).toString('base64') } } }),
+    });
+    // The runner's own credential for the registry is wrong: the delivered one wins for its registry.
+    const t = registryBackend({ credentials: { [priv.host]: { username: 'alice', password: 'stale' } } });
+    await t.backend.launch(spec('bad-login', { image: ref, ...delivered('wrong') }));
+    const wrong = await waitForState(t, 'bad-login', ['STATE_FAILED', 'STATE_RUNNING'], 30_000);
+    expect(wrong).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_PULL_UNAUTHORIZED' });
+    expect(wrong.message).toContain(`registry ${priv.host} refused`);
+    await launchRunning(t, spec('good-login', { image: ref, ...delivered('s3cret') }));
+    expect((await t.backend.exec('good-login', { argv: ['cat', '/marker'] })).stdout.toString()).toBe(`main-${process.pid}`);
+    expect(t.backend.imageCache()?.list().map((i) => i.digest)).toEqual([digest]);
+
+    // The cached image is not handed out by digest to a create without working credentials: the
+    // registry is asked again, with that create's own.
+    const byDigest = `${priv.host}/team/private@${digest}`;
+    await t.backend.launch(spec('digest-no-login', { image: byDigest }));
+    expect(await waitForState(t, 'digest-no-login', ['STATE_FAILED', 'STATE_RUNNING'], 30_000)).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_PULL_UNAUTHORIZED' });
+    await t.backend.launch(spec('digest-wrong-login', { image: byDigest, ...delivered('wrong') }));
+    expect(await waitForState(t, 'digest-wrong-login', ['STATE_FAILED', 'STATE_RUNNING'], 30_000)).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_PULL_UNAUTHORIZED' });
+    await launchRunning(t, spec('digest-login', { image: byDigest, ...delivered('s3cret') }));
+    expect(t.backend.imageCache()?.pulls).toBe(1);
+
+    // Credentials asked for but not delivered end the sandbox rather than pulling without them.
+    await t.backend.launch(spec('undelivered', { image: ref, imagePullRegistries: [priv.host] }));
+    const undelivered = await waitForState(t, 'undelivered', ['STATE_FAILED', 'STATE_RUNNING'], 30_000);
+    expect(undelivered).toMatchObject({ state: 'STATE_FAILED', reason: 'IMAGE_PULL_UNAUTHORIZED' });
+    expect(undelivered.message).toContain('were not delivered');
+
+    // Neither the password nor its base64 is in any file the runner wrote, nor in any event.
+    const secrets = ['s3cret', Buffer.from('alice:s3cret').toString('base64'), Buffer.from('alice:wrong').toString('base64')];
+    expect(filesContaining(t.stateDir, secrets)).toEqual([]);
+    expect(t.events.filter((e) => secrets.some((x) => JSON.stringify(e).includes(x)))).toEqual([]);
+  }, 120_000);
 
   it('answers a Bearer challenge with a token from the registry\'s token service (anonymous refused)', async () => {
     const tok = await startRegistry({ kind: 'token', users: { bob: 'hunter2' } });

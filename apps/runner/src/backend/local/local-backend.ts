@@ -50,6 +50,7 @@ import type { ImageStore } from './images/image-store';
 import { createImageStore, IMAGE_DIGEST_FILE, imageSourceOf, withImageConfig } from './images/launch-image';
 import { digestPinCheck } from './images/digest-pins';
 import { ImagePullError } from './images/pull-error';
+import { launchPullCredentials, withoutPullCredentials } from './images/launch-credentials';
 import type { ImageSource } from './bwrap-args';
 
 export { sandboxFileToDiskPath } from './containers';
@@ -327,7 +328,7 @@ export class LocalBackend implements SandboxBackend {
     try {
       stored = await (this.imageCache() as ImageStore).ensure(spec.image, (message) => {
         if (rec.state === 'STATE_CREATING') this.recordEvent(rec, { state: 'STATE_CREATING', message });
-      }, digestPinCheck(spec));
+      }, digestPinCheck(spec), launchPullCredentials(spec));
     } catch (e) {
       const reason = e instanceof ImagePullError ? e.reason : 'FAILED_TO_START';
       this.recordEvent(rec, { state: 'STATE_FAILED', reason, message: `image ${JSON.stringify(spec.image)}: ${(e as Error).message}` });
@@ -338,7 +339,7 @@ export class LocalBackend implements SandboxBackend {
     // Stopped (and reaped) while its image was being pulled.
     if (this.closed || isTerminalSandboxState(rec.state) || this.sandboxes.get(rec.id) !== rec) return;
     writeFileSync(join(rec.dir, IMAGE_DIGEST_FILE), stored.digest);
-    await this.start(rec, withImageConfig(spec, stored), cg, imageSourceOf(stored), deadline, lifetime);
+    await this.start(rec, withImageConfig(withoutPullCredentials(spec), stored), cg, imageSourceOf(stored), deadline, lifetime);
   }
 
   private async start(rec: SandboxRecord, spec: LaunchSpec, cg: RunnerCgroups, image: ImageSource, deadline: Date, lifetime: number): Promise<void> {

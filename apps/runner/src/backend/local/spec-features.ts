@@ -27,4 +27,7 @@ export const LOCAL_SPEC_FEATURES: readonly SpecFeature[] = [
   'volumes.restoreFromSnapshot',
   // Secret values the gateway resolved become env vars of the sandbox (`secretEnvNames`).
   'secretStores',
+  // Registry logins the gateway resolved from the secret stores (`imagePullDockerConfig`) are
+  // used for this sandbox's pull, in memory only, over the runner's own auth file.
+  'imagePullCredentials',
 ];

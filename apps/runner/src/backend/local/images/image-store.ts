@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { parseRunConfig, resolveImageUser, RunConfigSchema, type SandboxUser } from './image-config';
 import { ImagePullError } from './pull-error';
 import { formatReference, parseImageReference, type ImageReference } from './reference';
-import type { Descriptor, RegistryClient } from './registry-client';
+import type { Descriptor, RegistryClient, RegistryCredential } from './registry-client';
 import { freshRoot, normalizeOwnership, scanWhiteouts, unpackLayer, type LayerWhiteouts } from './unpack-layer';
 
 /** What the store keeps beside each unpacked root filesystem (`<dir>/images/<hex>/image.json`). */
@@ -16,6 +16,12 @@ const StoredImageMetaSchema = z.strictObject({
   user: z.strictObject({ uid: z.number().int(), gid: z.number().int() }).optional(),
   sizeBytes: z.number().int().nonnegative(),
   lastUsedMs: z.number(),
+  /**
+   * The registry asked for a credential and was given one a create delivered: a create that
+   * names the image by digest is then served from the cache only after the registry has let that
+   * create's own credentials (or anonymous access) read the manifest.
+   */
+  gatedByCredentials: z.boolean().optional(),
 });
 type StoredImageMeta = z.infer<typeof StoredImageMetaSchema>;
 
@@ -26,6 +32,8 @@ export interface StoredImage {
   rootfs: string;
   run: StoredImageMeta['run'];
   user?: SandboxUser;
+  /** Pulled with credentials a create delivered (see `gatedByCredentials`). */
+  gatedByCredentials: boolean;
 }
 
 export interface ImageStoreOptions {
@@ -84,22 +92,32 @@ export class ImageStore {
     }
     meta.lastUsedMs = Date.now();
     writeFileSync(join(this.imageDir(digest), 'image.json'), JSON.stringify(meta));
-    return { digest, rootfs: join(this.imageDir(digest), 'rootfs'), run: meta.run, ...(meta.user ? { user: meta.user } : {}) };
+    return { digest, rootfs: join(this.imageDir(digest), 'rootfs'), run: meta.run, ...(meta.user ? { user: meta.user } : {}), gatedByCredentials: meta.gatedByCredentials === true };
   }
 
   /**
    * The image for a reference, pulled when not cached. A digest reference that is cached needs no
    * registry; a tag is resolved at the registry every time (tags move). `admitDigest` sees the
-   * resolved manifest first and throws to refuse it.
+   * resolved manifest first and throws to refuse it. `credentials` (the create's own, by registry)
+   * win over the runner's for this pull only: they are held by a client made for it and dropped
+   * with it.
    */
-  async ensure(reference: string, onProgress?: (message: string) => void, admitDigest?: (resolved: { digest: string; referenceDigest: string }) => void): Promise<StoredImage> {
+  async ensure(
+    reference: string,
+    onProgress?: (message: string) => void,
+    admitDigest?: (resolved: { digest: string; referenceDigest: string }) => void,
+    credentials?: Readonly<Record<string, RegistryCredential>>,
+  ): Promise<StoredImage> {
     const ref = parseImageReference(reference);
     if (!ref) throw new ImagePullError('IMAGE_NOT_FOUND', `${JSON.stringify(reference)} is not an image reference ([registry/]repository[:tag][@sha256:digest])`);
     if (ref.digest) {
       const hit = this.cached(ref.digest);
-      if (hit) return hit;
+      // An image that took a create's credentials to pull is not handed to another create on the
+      // strength of the digest alone: the registry is asked below, with this create's credentials.
+      if (hit && !hit.gatedByCredentials) return hit;
     }
-    const resolved = await this.o.client.resolve(ref);
+    const client = credentials && Object.keys(credentials).length > 0 ? this.o.client.withCredentials(credentials) : this.o.client;
+    const resolved = await client.resolve(ref);
     // The policy's condition on what a tag resolves to, checked before anything is downloaded.
     admitDigest?.(resolved);
     if (ref.digest && resolved.digest !== ref.digest) {
@@ -112,13 +130,21 @@ export class ImageStore {
     let pull = this.inflight.get(resolved.digest);
     if (pull) onProgress?.(`waiting for the pull of ${formatReference(ref)} already under way`);
     else {
-      pull = this.pull(ref, resolved.digest, resolved.manifest, onProgress).finally(() => this.inflight.delete(resolved.digest));
+      const gated = credentials?.[ref.registry] !== undefined && client.presentedCredentialsTo(ref.registry);
+      pull = this.pull(client, ref, resolved.digest, resolved.manifest, gated, onProgress).finally(() => this.inflight.delete(resolved.digest));
       this.inflight.set(resolved.digest, pull);
     }
     return pull;
   }
 
-  private async pull(ref: ImageReference, digest: string, manifest: { config: Descriptor; layers: Descriptor[] }, onProgress?: (message: string) => void): Promise<StoredImage> {
+  private async pull(
+    client: RegistryClient,
+    ref: ImageReference,
+    digest: string,
+    manifest: { config: Descriptor; layers: Descriptor[] },
+    gatedByCredentials: boolean,
+    onProgress?: (message: string) => void,
+  ): Promise<StoredImage> {
     for (const l of manifest.layers) {
       if (!LAYER_TYPES.has(l.mediaType)) {
         throw new ImagePullError('IMAGE_PULL_FAILED', `layer ${l.digest} of ${formatReference(ref)} has media type ${l.mediaType}, which the local backend cannot unpack (it takes tar and tar+gzip layers)`);
@@ -136,7 +162,7 @@ export class ImageStore {
       }
     };
     onProgress?.(`pulling image ${formatReference(ref)} (${manifest.layers.length} layers, ${mib(total)} MiB)`);
-    await this.o.client.fetchBlob(ref, manifest.config, blob(manifest.config), progress);
+    await client.fetchBlob(ref, manifest.config, blob(manifest.config), progress);
     const run = parseRunConfig(readFileSync(blob(manifest.config)));
     // Up to three downloads at a time, each layer's whiteouts read as soon as it is in (while
     // the others download); layers are applied in order once all are in.
@@ -145,7 +171,7 @@ export class ImageStore {
     await Promise.all(
       [0, 1, 2].map(async () => {
         for (let l = queue.shift(); l; l = queue.shift()) {
-          await this.o.client.fetchBlob(ref, l, blob(l), progress);
+          await client.fetchBlob(ref, l, blob(l), progress);
           const scan = scanWhiteouts(blob(l));
           scan.catch(() => undefined);
           scans.set(l.digest, scan);
@@ -162,7 +188,7 @@ export class ImageStore {
       const user = resolveImageUser(root, run.user);
       if (run.workingDir) ensureWorkingDir(root, run.workingDir);
       const sizeBytes = normalizeOwnership(root, user?.uid, this.o.hostUid, this.o.hostGid);
-      const meta: StoredImageMeta = { digest, reference: formatReference(ref), run, ...(user ? { user } : {}), sizeBytes, lastUsedMs: Date.now() };
+      const meta: StoredImageMeta = { digest, reference: formatReference(ref), run, ...(user ? { user } : {}), sizeBytes, lastUsedMs: Date.now(), ...(gatedByCredentials ? { gatedByCredentials } : {}) };
       writeFileSync(join(staging, 'image.json'), JSON.stringify(meta));
       rmSync(this.imageDir(digest), { recursive: true, force: true });
       renameSync(staging, this.imageDir(digest));

@@ -83,8 +83,24 @@ function sha256(buf: Buffer): string {
  */
 export class RegistryClient {
   private readonly tokens = new Map<string, string>();
+  /** Registries this client answered a challenge with a credential for. */
+  private readonly presented = new Set<string>();
 
   constructor(private readonly o: RegistryClientOptions) {}
+
+  /**
+   * A client of its own for one pull, with `credentials` winning over this one's for the
+   * registries they name. Its tokens die with it, so what one create's credentials obtained is
+   * never presented for another create.
+   */
+  withCredentials(credentials: Readonly<Record<string, RegistryCredential>>): RegistryClient {
+    return new RegistryClient({ ...this.o, credentials: { ...this.o.credentials, ...credentials } });
+  }
+
+  /** Whether this client has presented a credential to `registry` (the registry asked for one). */
+  presentedCredentialsTo(registry: string): boolean {
+    return this.presented.has(registry);
+  }
 
   private base(ref: ImageReference): string {
     const scheme = this.o.insecure.includes(ref.registry) ? 'http' : 'https';
@@ -121,6 +137,7 @@ export class RegistryClient {
   private async answerChallenge(ref: ImageReference, challenge: string, signal: AbortSignal): Promise<string> {
     const cred = this.o.credentials[ref.registry];
     const basic = cred ? `Basic ${Buffer.from(`${cred.username}:${cred.password}`).toString('base64')}` : undefined;
+    if (cred) this.presented.add(ref.registry);
     const scheme = challenge.split(' ', 1)[0]?.toLowerCase();
     if (scheme === 'basic') {
       if (!basic) throw new ImagePullError('IMAGE_PULL_UNAUTHORIZED', `registry ${ref.registry} needs credentials for ${ref.repository} and none are configured`);
