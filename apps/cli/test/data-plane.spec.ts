@@ -160,12 +160,13 @@ describe('cwic sandbox data-plane commands (gateway + runner)', () => {
     const r = sh(p, 'cwic sandbox explain -f spec.yaml');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('would place on: dp-1');
-    writeFileSync(join(p.workDir, 'python.yaml'), 'containers:\n  - name: main\n    image: python:3.12-slim\n');
-    const refused = sh(p, 'cwic sandbox explain -f python.yaml');
+    // The local runner pulls any image, but runs no pod for annotations to reach: refused by name.
+    writeFileSync(join(p.workDir, 'annotated.yaml'), 'containers:\n  - name: main\n    image: paddock/base\nannotations:\n  team.example/owner: cli\n');
+    const refused = sh(p, 'cwic sandbox explain -f annotated.yaml');
     expect(refused.stdout).toContain('no runner admits this spec');
-    expect(refused.stdout).toMatch(/dp-1: refuses[\s\S]*containers\[0\]\.image/);
+    expect(refused.stdout).toMatch(/dp-1: refuses[\s\S]*annotations/);
     // The same spec, created: refused with the seeds' error shape, exit 4 (failed precondition).
-    const create = sh(p, 'cwic sandbox create -f python.yaml');
+    const create = sh(p, 'cwic sandbox create -f annotated.yaml');
     expect(create.code).toBe(4);
     expect(create.stderr).toMatch(/^Error: creating sandbox: failed_precondition: /);
   });

@@ -44,6 +44,7 @@ describe('upgrading a database whose gateway tables are in public', () => {
       const where = await sql<{ schema: string; table: string }>`
         SELECT schemaname AS schema, tablename AS table FROM pg_tables WHERE tablename LIKE 'gw\\_%' ORDER BY 2`.execute(gw);
       expect(where.rows).toEqual([
+        { schema: 'gateway', table: 'gw_fs_snapshots' },
         { schema: 'gateway', table: 'gw_migration' },
         { schema: 'gateway', table: 'gw_migration_lock' },
         { schema: 'gateway', table: 'gw_sandboxes' },

@@ -239,7 +239,6 @@ class OptionsAndSessions(SandboxTestCase):
         sb = self.run_sandbox(
             container_image="paddock/base",
             environment_variables={"GREETING": "hello from the spec"},
-            annotations={"team.example/owner": "python"},
             mounted_files=[{"mount_path": "/tmp/conf/app.bin", "file_content": b"\x00\x01\xffconfig"}],
             max_lifetime_seconds=900,
             network=NetworkOptions(deny_egress=True),
@@ -252,7 +251,6 @@ class OptionsAndSessions(SandboxTestCase):
         container = sb.spec["containers"][0]
         self.assertEqual(container["resourceRequirements"], {"requests": {"cpu": "250m", "memory": "128Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}})
         self.assertEqual(container["image"], "paddock/base")
-        self.assertEqual(sb.spec.get("annotations"), {"team.example/owner": "python"})
         self.assertEqual(sb.spec.get("network"), {"denyEgress": True})
         # And what the runner's policy resolved from it.
         sb.get_status()
@@ -260,6 +258,12 @@ class OptionsAndSessions(SandboxTestCase):
         self.assertEqual((sb.resource_requests or {}).get("cpu"), "250m")
         self.assertEqual((sb.resource_limits or {}).get("memory"), "256Mi")
         self.assertIn(RUN_TAG, sb.spec.get("tags", []))
+
+    def test_an_option_the_runner_cannot_honour_is_refused_by_name(self) -> None:
+        # The local backend runs no pod, so annotations would reach nothing: refused, not dropped.
+        with self.assertRaises(paddock.NoSuitableRunnerError) as refused:
+            self.run_sandbox(container_image="paddock/base", annotations={"team.example/owner": "python"})
+        self.assertIn("annotations", [v.field for v in refused.exception.violations])
 
     def test_bad_options_fail_before_anything_is_sent(self) -> None:
         before = gateway_requests("POST", SANDBOX)

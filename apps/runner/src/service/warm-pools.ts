@@ -145,9 +145,25 @@ export class WarmPoolBackend implements SandboxBackend {
   /** Launches served from a pool. */
   warmTakes = 0;
 
+  // The backend's optional operations, present exactly when the inner backend has them: callers
+  // read their presence as a capability (pause, snapshots, service relays, usage, container states).
+  readonly connectPort?: SandboxBackend['connectPort'];
+  readonly containerStatuses?: SandboxBackend['containerStatuses'];
+  readonly pause?: SandboxBackend['pause'];
+  readonly resume?: SandboxBackend['resume'];
+  readonly snapshotDisk?: SandboxBackend['snapshotDisk'];
+  readonly usage?: SandboxBackend['usage'];
+
   constructor(deps: WarmPoolDeps) {
     this.d = deps;
     this.kind = deps.inner.kind;
+    const inner = deps.inner;
+    if (inner.connectPort) this.connectPort = (id, port) => (inner.connectPort as NonNullable<SandboxBackend['connectPort']>).call(inner, this.real(id), port);
+    if (inner.containerStatuses) this.containerStatuses = (id) => (inner.containerStatuses as NonNullable<SandboxBackend['containerStatuses']>).call(inner, this.real(id));
+    if (inner.pause) this.pause = (id, reason) => (inner.pause as NonNullable<SandboxBackend['pause']>).call(inner, this.real(id), reason);
+    if (inner.resume) this.resume = (id) => (inner.resume as NonNullable<SandboxBackend['resume']>).call(inner, this.real(id));
+    if (inner.snapshotDisk) this.snapshotDisk = (id, out) => (inner.snapshotDisk as NonNullable<SandboxBackend['snapshotDisk']>).call(inner, this.real(id), out);
+    if (inner.usage) this.usage = (id) => (inner.usage as NonNullable<SandboxBackend['usage']>).call(inner, this.real(id));
     deps.inner.onEvent((e) => this.onInnerEvent(e));
     this.maintenance = setInterval(() => this.recycleAging(), MAINTENANCE_MS);
     this.maintenance.unref();

@@ -155,6 +155,22 @@ describe('runner warm pools on the local backend', () => {
     await waitFor(() => cgroupPids(h, warmId as string).length === 0, { timeoutMs: 15_000, what: 'the taken sandbox gone' });
   }, 90_000);
 
+  it('pauses and resumes a taken warm sandbox under its create\'s id (the pools pass on every optional operation of their backend)', async () => {
+    for (const op of ['pause', 'resume', 'snapshotDisk', 'usage', 'connectPort', 'containerStatuses'] as const) {
+      expect(typeof h.runner.warmPools[op], op).toBe('function');
+    }
+    await waitReady('agents', 3);
+    await h.client.call('create', { sandboxId: 'warm-pause-1', organizationId: ORG, spec: matching({ lifetime: 60 }) });
+    await h.waitState('warm-pause-1', 'STATE_RUNNING');
+    expect(h.runner.warmPools.warmIdOf('warm-pause-1')).toBeDefined();
+    expect((await h.client.call('pause', { sandboxId: 'warm-pause-1', organizationId: ORG })).sandbox.status.state).toBe('STATE_PAUSED');
+    expect((await h.client.call('resume', { sandboxId: 'warm-pause-1', organizationId: ORG })).sandbox.status.state).toBe('STATE_RUNNING');
+    const r = await h.client.call('exec', { sandboxId: 'warm-pause-1', organizationId: ORG, argv: ['echo', 'after resume'] });
+    expect(Buffer.from(r.stdoutBase64, 'base64').toString()).toBe('after resume\n');
+    await h.client.call('delete', { sandboxId: 'warm-pause-1', organizationId: ORG, gracePeriodSeconds: 0 });
+    await waitFor(() => h.runner.service.capacity().sandboxesRunning === 0, { timeoutMs: 15_000, what: 'the taken sandbox stopped' });
+  }, 90_000);
+
   it('starts a create that matches no template cold, without an error', async () => {
     await waitReady('agents', 3);
     const coldBefore = h.runner.warmPools.coldLaunches;
