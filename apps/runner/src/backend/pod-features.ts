@@ -1,3 +1,4 @@
+import { podVolumeNameOf } from './kubernetes/pod-parts';
 import type { LaunchSpec } from './sandbox-backend';
 
 /** A container name Kubernetes accepts (a DNS-1123 label). */
@@ -22,7 +23,7 @@ export function podFeaturesRefused(spec: LaunchSpec, sandboxContainerName: strin
   }
   for (const v of spec.volumes ?? []) {
     if (v.volumeId) out.push(`volumes ${JSON.stringify(v.name)}: registered volumes`);
-    else if (!DNS_LABEL.test(`v-${v.name}`)) out.push(`volumes name ${JSON.stringify(v.name)} (not a DNS label)`);
+    else if (!DNS_LABEL.test(podVolumeNameOf(v.name))) out.push(`volumes name ${JSON.stringify(v.name)} (not a DNS label)`);
   }
   return out;
 }
