@@ -32,6 +32,7 @@ import { RunnerSnapshots } from './snapshots';
 import type { SandboxMetricsRow } from '../observability/sandbox-metrics';
 import type { SnapshotStore } from '../snapshots/snapshot-store';
 import { checkImagePullCredentials, checkSecretStoreShapes, deliveredSecretEnv } from './secret-env';
+import { checkPrimaryOnlyParts } from './primary-only-parts';
 import {
   effectiveFieldsOf,
   primaryContainerOf,
@@ -182,6 +183,8 @@ export class SandboxService {
     checkSecretStoreShapes(spec);
     checkImagePullCredentials(spec, req.imagePullDockerConfig);
     const primaryIndex = Math.max(0, spec.containers.findIndex((c) => c.name === primaryContainerOf(resolved).name));
+    // The local supervisor writes every container's files; the Kubernetes pod takes them (and GPUs) on its sandbox container only.
+    if (this.d.backend.kind === 'kubernetes') checkPrimaryOnlyParts(spec, primaryIndex);
     const secretEnv = deliveredSecretEnv(spec, req.secretEnv, primaryIndex);
     const allocation = reservationOf(resolved);
 

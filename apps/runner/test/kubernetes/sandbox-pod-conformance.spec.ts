@@ -8,10 +8,11 @@ import {
 } from '@paddock/k8s-testserver';
 import fc from 'fast-check';
 import { buildSandboxNetworkPolicy, buildSandboxPod, refusedGpuType, refusedRuntimeClass, runtimeClassFor, type SandboxPodOptions } from '../../src/backend/kubernetes';
-import type { EgressCidrRule, LaunchSpec } from '../../src/backend/sandbox-backend';
+import type { EgressCidrRule, LaunchContainer, LaunchProbe, LaunchSpec, LaunchVolume, LaunchVolumeMount } from '../../src/backend/sandbox-backend';
 import { createRestrictedNamespace } from './support';
 
 const RUNS = Number(process.env.PADDOCK_SOAK ? 50_000 : 5_000);
+const PARTS_RUNS = Number(process.env.PADDOCK_SOAK ? 5_000 : 150);
 const ADMISSION_SAMPLE = Number(process.env.PADDOCK_SOAK ? 2_000 : 200);
 const SEED = 20261129;
 const NS = 'paddock-sandboxes-fuzz';
@@ -64,6 +65,56 @@ const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
   return s;
 });
 
+/** Pod parts as the runner passes them on: distinct DNS-label names, mounts of declared volumes at distinct paths. */
+const volumesArb = fc.uniqueArray(
+  fc.record({ name: fc.stringMatching(/^[a-z][a-z0-9-]{0,10}[a-z0-9]$/), medium: fc.constantFrom('disk' as const, 'memory' as const), sizeBytes: fc.integer({ min: 1, max: 2 ** 36 }) }),
+  { selector: (v) => v.name, maxLength: 3 },
+);
+const mountsArb = (volumes: readonly LaunchVolume[]): fc.Arbitrary<LaunchVolumeMount[]> =>
+  volumes.length === 0
+    ? fc.constant([])
+    : fc.uniqueArray(
+        fc.record({
+          volume: fc.constantFrom(...volumes.map((v) => v.name)),
+          mountPath: fc.stringMatching(/^\/mnt\/[a-z]{1,6}$/),
+          readOnly: fc.boolean(),
+          subPath: fc.option(fc.stringMatching(/^[a-z]{1,6}(\/[a-z]{1,6})?$/), { nil: undefined }),
+        }),
+        { selector: (m) => m.mountPath, maxLength: 3 },
+      ).map((ms) => ms.map(({ subPath, ...m }) => (subPath === undefined ? m : { ...m, subPath })));
+const containersArb = (volumes: readonly LaunchVolume[], prefix: string): fc.Arbitrary<LaunchContainer[]> =>
+  fc.uniqueArray(
+    fc.record({
+      name: fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/).map((n) => `${prefix}${n}`),
+      image: fc.constantFrom('paddock/base:1', 'busybox'),
+      command: fc.array(fc.string({ maxLength: 10 }), { maxLength: 3 }),
+      env: fc.dictionary(key, value, { maxKeys: 3 }),
+      files: fc.constant([]),
+      volumeMounts: mountsArb(volumes),
+    }),
+    { selector: (c) => c.name, maxLength: 2 },
+  );
+const probeArb: fc.Arbitrary<LaunchProbe> = fc.record({
+  exec: fc.array(fc.string({ minLength: 1, maxLength: 10 }), { minLength: 1, maxLength: 3 }),
+  periodSeconds: fc.double({ min: 0.1, max: 3600, noNaN: true }),
+  timeoutSeconds: fc.double({ min: 0.1, max: 3600, noNaN: true }),
+  failureThreshold: fc.integer({ min: 1, max: 10_000 }),
+  initialDelaySeconds: fc.double({ min: 0, max: 3600, noNaN: true }),
+});
+const withPodPartsArb: fc.Arbitrary<LaunchSpec> = launchSpecArb.chain((spec) =>
+  volumesArb.chain((volumes) =>
+    fc.record({ sidecars: containersArb(volumes, 's'), initContainers: containersArb(volumes, 'i'), volumeMounts: mountsArb(volumes), startupProbe: fc.option(probeArb, { nil: undefined }) }).map((parts) => {
+      const out: LaunchSpec = { ...spec };
+      if (volumes.length) out.volumes = volumes;
+      if (parts.volumeMounts.length) out.volumeMounts = parts.volumeMounts;
+      if (parts.sidecars.length) out.sidecars = parts.sidecars;
+      if (parts.initContainers.length) out.initContainers = parts.initContainers;
+      if (parts.startupProbe) out.startupProbe = parts.startupProbe;
+      return out;
+    }),
+  ),
+);
+
 const OPTION_SETS: SandboxPodOptions[] = [
   { namespace: NS, runtimeClassName: 'gvisor', allowedRuntimeClasses: ['kata'] },
   { namespace: NS, allowedRuntimeClasses: ['gvisor', 'kata'] },
@@ -82,7 +133,10 @@ function problemsOf(spec: LaunchSpec, opts: SandboxPodOptions): string[] {
   if (s.hostNetwork || s.hostPID || s.hostIPC) problems.push('host namespace');
   if ((s.volumes ?? []).some((v) => v.hostPath)) problems.push('hostPath volume');
   if ([...s.containers, ...(s.initContainers ?? [])].some((c) => c.securityContext?.privileged)) problems.push('privileged');
-  if (s.initContainers || s.ephemeralContainers) problems.push('extra containers');
+  if (s.ephemeralContainers) problems.push('ephemeral containers');
+  // Exactly the containers the launch asked for, and a GPU on the sandbox container alone.
+  if (s.containers.length !== 1 + (spec.sidecars?.length ?? 0) || (s.initContainers?.length ?? 0) !== (spec.initContainers?.length ?? 0)) problems.push('extra containers');
+  if (s.containers.slice(1).some((c) => c.resources?.limits?.['nvidia.com/gpu'] !== undefined)) problems.push('GPU on a sidecar');
   // The one node selection a pod may carry is the GPU model its launch asked for.
   const gpuSelector = spec.gpuCount && spec.gpuType !== undefined ? { 'nvidia.com/gpu.product': spec.gpuType } : undefined;
   if (s.nodeName !== undefined || s.tolerations !== undefined || JSON.stringify(s.nodeSelector) !== JSON.stringify(gpuSelector) || s.affinity !== undefined) {
@@ -118,6 +172,21 @@ describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
       { seed: SEED, numRuns: RUNS },
     );
     expect(checked).toBe(RUNS * OPTION_SETS.length);
+  });
+
+  // Fewer runs: a pod with sidecars, init containers and volumes takes several times as long to validate.
+  it(`so does every pod with sidecars, init containers, scratch volumes, mounts and a startup probe (${PARTS_RUNS} specs × ${OPTION_SETS.length} option sets)`, () => {
+    let checked = 0;
+    fc.assert(
+      fc.property(withPodPartsArb, (spec) => {
+        for (const opts of OPTION_SETS) {
+          expect(problemsOf(spec, opts)).toEqual([]);
+          checked++;
+        }
+      }),
+      { seed: SEED + 2, numRuns: PARTS_RUNS },
+    );
+    expect(checked).toBe(PARTS_RUNS * OPTION_SETS.length);
   });
 
   it('the gates are live: a pod missing a restricted setting or a RuntimeClass pin is caught', () => {
@@ -187,7 +256,7 @@ describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
     it(`admits a sample of ${ADMISSION_SAMPLE} generated pods with zero rejections`, async () => {
       const core = server.kubeConfig().makeApiClient(k8s.CoreV1Api);
       const net = server.kubeConfig().makeApiClient(k8s.NetworkingV1Api);
-      const specs = fc.sample(launchSpecArb, { seed: SEED + 1, numRuns: ADMISSION_SAMPLE });
+      const specs = fc.sample(withPodPartsArb, { seed: SEED + 1, numRuns: ADMISSION_SAMPLE });
       const rejections: string[] = [];
       const seen = new Set<string>();
       for (const [i, spec] of specs.entries()) {

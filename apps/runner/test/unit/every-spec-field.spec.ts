@@ -32,6 +32,7 @@ import { parseIpv4Cidr } from '../../src/backend/local/net/cidr';
 import type { LaunchSpec } from '../../src/backend/sandbox-backend';
 import { checkPod } from '../../src/service/launch-pod';
 import { checkSecretStoreShapes } from '../../src/service/secret-env';
+import { checkPrimaryOnlyParts } from '../../src/service/primary-only-parts';
 import { effectiveFieldsOf, SANDBOX_META_LABEL, toLaunchSpec } from '../../src/service/launch-spec';
 import { specFieldPaths } from './spec-fields';
 
@@ -331,18 +332,23 @@ function allSamples(): Map<string, Sample[]> {
       );
     }
     // On an init container the field must show in the launch itself (no steering), or, for a
-    // property the backend always gives, on the init container's own bwrap argv. Only the local
-    // backend runs init containers; Kubernetes refuses them by name.
+    // property the backend always gives, on the init container itself (its bwrap argv locally,
+    // its entry in the pod's initContainers on Kubernetes).
     const init: Container = { name: 'setup', command: ['true'] };
+    const onInit = (exhibit: ((l: Launched) => boolean) | undefined): ((l: Launched) => boolean) | undefined =>
+      exhibit && ((l: Launched) => exhibit({ ...l, pod: { ...l.pod, spec: { ...l.pod.spec, containers: l.pod.spec?.initContainers ?? [] } } }));
     out.set(
       `initContainers[].${rel}`,
       samples.map((s) => {
         const local = s.exhibits?.local;
+        const kubernetes = onInit(s.exhibits?.kubernetes);
         return {
           spec: { containers: [MAIN], initContainers: [{ ...init, ...(s.init ?? s.c) }], ...(s.volumes ? { volumes: s.volumes } : {}) },
           without: { containers: [MAIN], initContainers: [{ ...init, ...s.without }], ...(s.volumes ? { volumes: s.volumes } : {}) },
           ...(s.field ? { field: `initContainers[0].${s.field}` } : {}),
-          ...(local ? { exhibits: { local: (l: Launched) => local({ ...l, bwrap: initBwrapOf(l.launch) }) } } : {}),
+          ...(local || kubernetes
+            ? { exhibits: { ...(local ? { local: (l: Launched) => local({ ...l, bwrap: initBwrapOf(l.launch) }) } : {}), ...(kubernetes ? { kubernetes } : {}) } }
+            : {}),
         };
       }),
     );
@@ -440,10 +446,12 @@ const names = (v: string, field: string): boolean => v === field || field.starts
 type Outcome = 'honoured' | 'refused';
 
 /** The fields the runner's create-time checks (secret mappings, pod parts) refuse, or undefined when they admit the spec. */
-function podViolationsOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec, portForward: boolean): string[] | undefined {
+function podViolationsOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec, local: boolean): string[] | undefined {
   try {
-    checkSecretStoreShapes(SandboxSpecSchema.parse(spec));
-    checkPod(resolved, { portForward });
+    const parsed = SandboxSpecSchema.parse(spec);
+    checkSecretStoreShapes(parsed);
+    if (!local) checkPrimaryOnlyParts(parsed, Math.max(0, parsed.containers.findIndex((c) => c.name === resolved.primaryContainer)));
+    checkPod(resolved, { portForward: local });
     return undefined;
   } catch (e) {
     if (e instanceof PaddockError) return e.violations.map((v) => v.field);
@@ -460,7 +468,8 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
     return { problem: `refused, but no violation names ${field} (got ${res.violations.map((v) => `${v.field}: ${v.rule}`).join('; ')})` };
   }
   // The runner's own check at create, after the policy engine: what a pod's containers, volumes,
-  // probes and services may hold on this backend (the local backend relays service ports).
+  // probes and services may hold on this backend (the local backend relays service ports and
+  // writes every container's files).
   const podRefusal = podViolationsOf(s.spec, res.resolved, b === 'local');
   if (podRefusal) {
     if (podRefusal.some((v) => names(v, field))) return { outcome: 'refused' };

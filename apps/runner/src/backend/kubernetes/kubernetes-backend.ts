@@ -17,7 +17,7 @@ import type {
   SandboxBackend,
 } from '../sandbox-backend';
 import { execStreaming, execUnary } from './pod-exec';
-import { isTerminal, observePod, type ObservedState } from './pod-state';
+import { isTerminal, observePod, sandboxContainerRunning, type ObservedState } from './pod-state';
 import {
   buildSandboxNetworkPolicy,
   buildSandboxPod,
@@ -37,7 +37,7 @@ import {
 } from './sandbox-pod';
 import { parseLs, parseStat } from './file-listing';
 import { KUBERNETES_SPEC_FEATURES } from './spec-features';
-import { podFeaturesUsed } from '../pod-features';
+import { podFeaturesRefused } from '../pod-features';
 
 export interface KubernetesBackendOptions {
   runnerId: string;
@@ -231,7 +231,8 @@ export class KubernetesBackend implements SandboxBackend {
     const stopReason = this.stopReasons.get(id);
     if (stopReason && isTerminal(s.state)) return this.emit(id, { ...s, reason: stopReason });
     if (this.seeding.has(id)) return void this.seenWhileSeeding.set(id, pod);
-    if (s.state === 'STATE_RUNNING' && this.pendingFiles.has(id)) return void this.seedFiles(id);
+    // Files go in once the container is up, before RUNNING: a startup probe may need them.
+    if (!isTerminal(s.state) && this.pendingFiles.has(id) && sandboxContainerRunning(pod)) return void this.seedFiles(id, pod);
     this.emit(id, s);
     // A pod that cannot pull its image would wait forever: reclaim it once reported.
     if (s.reason === 'IMAGE_NOT_FOUND') void this.deleteObjects(id, 0);
@@ -239,10 +240,11 @@ export class KubernetesBackend implements SandboxBackend {
 
   /**
    * Writes the launch's files through exec, opens the launch gate of a main command waiting for
-   * them, marks the pod `written`, then reports RUNNING. pods/exec needs a running container,
+   * them, marks the pod `written`, then reports the pod's state (RUNNING unless a startup probe
+   * still holds it back). pods/exec needs a running container,
    * hence the gate (see {@link LAUNCH_GATE_MARKER}).
    */
-  private async seedFiles(id: string): Promise<void> {
+  private async seedFiles(id: string, pod: k8s.V1Pod): Promise<void> {
     const pending = this.pendingFiles.get(id);
     if (!pending) return;
     this.pendingFiles.delete(id);
@@ -258,7 +260,8 @@ export class KubernetesBackend implements SandboxBackend {
       }
       this.seeded.add(id);
       await this.markFilesWritten(id);
-      this.emit(id, { state: 'STATE_RUNNING' });
+      // Ready when the seeding began: RUNNING before whatever the pod did meanwhile (a quick exit).
+      if (observePod(pod).state === 'STATE_RUNNING') this.emit(id, { state: 'STATE_RUNNING' });
     } catch (e) {
       this.emit(id, { state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `writing launch files: ${e instanceof Error ? e.message : String(e)}` });
       void this.deleteObjects(id, 0).catch(() => undefined);
@@ -266,7 +269,8 @@ export class KubernetesBackend implements SandboxBackend {
       this.seeding.delete(id);
       const later = this.seenWhileSeeding.get(id);
       this.seenWhileSeeding.delete(id);
-      if (later) this.observe(later);
+      // RUNNING (or not yet, behind a startup probe) as the pod last said; a failure above already ended it.
+      this.observe(later ?? pod);
     }
   }
 
@@ -305,10 +309,10 @@ export class KubernetesBackend implements SandboxBackend {
   async launch(spec: LaunchSpec): Promise<void> {
     const refused = refusedRuntimeClass(spec, this.podOpts) ?? refusedGpuType(spec, this.podOpts) ?? refusedDigestPins(spec);
     if (refused) throw new PaddockError('failed_precondition', refused, { reason: 'CWSANDBOX_POLICY_VIOLATION' });
-    // The pod this backend builds has one container and no volumes: anything more is refused by name, never dropped.
-    const unsupported = podFeaturesUsed(spec);
+    // What the pod cannot carry as written is refused by name, never dropped.
+    const unsupported = podFeaturesRefused(spec, CONTAINER_NAME);
     if (unsupported.length > 0) {
-      throw new PaddockError('failed_precondition', `the Kubernetes backend does not run ${unsupported.join(', ')} yet`, { reason: 'CWSANDBOX_POLICY_VIOLATION' });
+      throw new PaddockError('failed_precondition', `the Kubernetes backend cannot run ${unsupported.join(', ')}`, { reason: 'CWSANDBOX_POLICY_VIOLATION' });
     }
     await this.start();
     const pod = buildSandboxPod(spec, this.podOpts);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { imagePullSecretsOf } from './pull-secret';
+import { containerSecurityContext, podEnvOf, SANDBOX_UID, WORKSPACE_PATH, initContainersOf, podVolumeMountsOf, scratchVolumesOf, sidecarsOf, startupProbeOf } from './pod-parts';
 import type { V1NetworkPolicy, V1NetworkPolicyEgressRule, V1Pod } from '@kubernetes/client-node';
 import { ANNOTATIONS, LABELS } from '@paddock/contracts';
 import type { EgressCidrRule, LaunchSpec } from '../sandbox-backend';
@@ -28,9 +29,7 @@ export const CONTAINER_NAME = 'sandbox';
 /** The nodes' GPU extended resource, and the node label naming their model (GPU feature discovery's). */
 export const DEFAULT_GPU_RESOURCE = 'nvidia.com/gpu';
 export const DEFAULT_GPU_TYPE_LABEL = 'nvidia.com/gpu.product';
-export const WORKSPACE_PATH = '/workspace';
-/** Non-root uid/gid the sandbox runs as (the conventional "nonroot" of distroless images). */
-export const SANDBOX_UID = 65532;
+export { SANDBOX_UID, WORKSPACE_PATH } from './pod-parts';
 
 export interface SandboxPodOptions {
   namespace: string;
@@ -112,8 +111,6 @@ export function refusedGpuType(spec: LaunchSpec, opts: SandboxPodOptions): strin
     : `GPU type ${spec.gpuType} was asked for, but this runner does not select GPU models; omit the type or pick another runner`;
 }
 
-/** Env names Kubernetes accepts (C_IDENTIFIER-ish, no `=`); anything else is dropped, never passed raw. */
-const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 
 /** Whether the main container waits for its launch files (see {@link LAUNCH_GATE_MARKER}). */
 export function launchIsGated(spec: LaunchSpec): boolean {
@@ -193,28 +190,23 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
           imagePullPolicy: 'IfNotPresent',
           ...(spec.command.length > 0 ? { command: mainCommand(spec) } : {}),
           workingDir: spec.workingDir ?? WORKSPACE_PATH,
-          env: Object.entries(spec.env)
-            .filter(([name]) => ENV_NAME.test(name))
-            .map(([name, value]) => ({ name, value })),
+          env: podEnvOf(spec.env),
           resources: { limits, requests: requestsOf(spec, limits) },
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: SANDBOX_UID,
-            allowPrivilegeEscalation: false,
-            privileged: false,
-            readOnlyRootFilesystem: true,
-            capabilities: { drop: ['ALL'] },
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+          securityContext: containerSecurityContext(),
+          ...(spec.startupProbe ? { startupProbe: startupProbeOf(spec.startupProbe) } : {}),
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_PATH },
             { name: 'tmp', mountPath: '/tmp' },
+            ...podVolumeMountsOf(spec.volumeMounts ?? []),
           ],
         },
+        ...sidecarsOf(spec, limits),
       ],
+      ...(spec.initContainers?.length ? { initContainers: initContainersOf(spec, limits) } : {}),
       volumes: [
         { name: 'workspace', emptyDir: { sizeLimit } },
         { name: 'tmp', emptyDir: { sizeLimit } },
+        ...scratchVolumesOf(spec.volumes ?? []),
       ],
     },
   };

@@ -13,4 +13,15 @@ export const KUBERNETES_SPEC_FEATURES: readonly SpecFeature[] = [
   'securityContext.capabilitiesDrop',
   // A dockerconfigjson Secret per sandbox, resolved with the create, in the pod's imagePullSecrets.
   'imagePullCredentials',
+  // Sidecars are more containers of the pod, init containers its `initContainers` (pod-parts.ts),
+  // with the sandbox container's restricted security context.
+  'containers.multiple',
+  'initContainers',
+  // Scratch volumes are `emptyDir`s (`medium: Memory` for memory) with a `sizeLimit`.
+  'volumes.scratch',
+  'volumeMounts',
+  'volumeMounts.readOnly',
+  'volumeMounts.subPath',
+  // An exec startupProbe on the sandbox container; RUNNING waits for the kubelet's `started`.
+  'startupProbe',
 ];
