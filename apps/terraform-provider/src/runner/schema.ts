@@ -118,8 +118,14 @@ export const POLICY_ATTRIBUTES = {
         { optional: true },
       ),
       lifecycle: object(
-        { default_lifetime_seconds: number('Lifetime of a sandbox that sets none, 0-2592000 (0: the platform default).', { optional: true }) },
-        'Sandbox lifetime defaults.',
+        {
+          default_lifetime_seconds: number('Lifetime of a sandbox that sets none, 0-2592000 (0: the platform default).', { optional: true }),
+          idle_timeout_seconds: number(
+            'Pause (never delete) a sandbox with no exec, file or log traffic for this long: 0 (never) or 10-2592000. A Paddock extension.',
+            { optional: true },
+          ),
+        },
+        'Sandbox lifetime defaults, and the idle timeout.',
         { optional: true },
       ),
       metadata: object(

@@ -74,6 +74,8 @@ describe('coreweave_sandbox_managed_runner through terraform, against the contro
       maintenancePolicy: { windows: [{ cron: '0 2 * * SAT', durationSeconds: 3600 }], exclusions: [] },
       overrides: { resources: { cpuRequest: '1', memoryRequest: '2Gi', cpuLimit: '4', memoryLimit: '8Gi' } },
       enforceResourceLimits: false,
+      // The seed's configuration declares no warm pools: the runner has none.
+      warmPools: [],
     });
     expect(created.policy).toEqual({
       displayName: 'Sandbox constraints',
