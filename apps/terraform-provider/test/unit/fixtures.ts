@@ -50,7 +50,7 @@ export function seedConfig(overrides: Partial<ValueObject> = {}): ValueObject {
         network: null,
         security: null,
         instance: null,
-        lifecycle: { default_lifetime_seconds: 3600 },
+        lifecycle: { default_lifetime_seconds: 3600, idle_timeout_seconds: null },
         metadata: null,
         volumes: null,
       },
