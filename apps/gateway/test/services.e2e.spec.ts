@@ -76,11 +76,11 @@ describe('gateway: sandbox services with URLs', () => {
       { timeoutMs: 15_000, what: 'the sandbox http.server through its URL' },
     );
     expect(await page.text()).toBe('hello-from-sandbox\n');
-    // Methods and bodies are relayed as they are (http.server has no POST: its 501 comes back).
-    // The body stays under http.server's 8 KiB read buffer: a server that answers without reading
-    // a larger body closes on unread data, and its kernel's reset may discard the answer before any
-    // relay can pass it on (seen once in CI as a 503).
-    const post = await fetch(`${url}index.txt`, { method: 'POST', body: 'x'.repeat(4_000) });
+    // Methods are relayed as they are (http.server has no POST: its 501 comes back). Without a
+    // body: http.server answers a POST without reading one, and closing on unread bytes makes its
+    // kernel send a reset that can discard the answer before any relay reads it (seen in CI as a
+    // 503). Bytes in both directions are covered by the WebSocket echo below.
+    const post = await fetch(`${url}index.txt`, { method: 'POST' });
     expect(post.status).toBe(501);
     // A path without its slash is sent to the one with it, so relative links resolve.
     const bare = await fetch(`${base}/8000`, { redirect: 'manual' });
