@@ -81,7 +81,8 @@ export class RunnerSnapshots {
     const v = volumes[i];
     const id = v?.scratch?.restoreFromSnapshotId as string;
     const field = `volumes[${i}].scratch.restoreFromSnapshotId`;
-    if (v?.name !== DEFAULT_SNAPSHOT_VOLUME) throw notSupported(`only the sandbox's own disk, volume ${JSON.stringify(DEFAULT_SNAPSHOT_VOLUME)}, restores from a snapshot here`, field);
+    // Only the sandbox's own disk (`workspace`) restores: a restore into any other volume was
+    // refused at create, naming its field (`podViolations`).
     if (!this.store || !this.backend.snapshotDisk) throw notSupported(`the ${this.backend.kind} backend does not restore file-system snapshots`, field);
     const meta = await this.store.head(organizationId, id);
     if (!meta) {

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { isPaddockError, PaddockError, queueGroups, RunnerCredentialsRequestSchema, subjects, type RunnerCredentialsReply } from '@paddock/contracts';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
+import { PaddockError, RunnerCredentialsRequestSchema, subjects, type RunnerCredentialsReply } from '@paddock/contracts';
+import { NatsResponder } from '../../infrastructure/nats-responder';
 import { NATS } from '../../infrastructure/tokens';
 import { NatsCredentialsService } from './nats-credentials.service';
 
@@ -13,43 +14,30 @@ import { NatsCredentialsService } from './nats-credentials.service';
 @Injectable()
 export class RunnerCredentialsResponder implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('RunnerCredentials');
-  private sub: Subscription | undefined;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly responder: NatsResponder<RunnerCredentialsReply>;
 
   constructor(
-    @Inject(NATS) private readonly nats: NatsConnection,
+    @Inject(NATS) nats: NatsConnection,
     private readonly credentials: NatsCredentialsService,
-  ) {}
+  ) {
+    this.responder = new NatsResponder(nats, this.log, 'issuing runner credentials', (m) => this.answer(m));
+  }
 
   onApplicationBootstrap(): void {
-    this.sub = this.nats.subscribe(subjects.allRunnerCredentialsRequests(), {
-      queue: queueGroups.controlPlane,
-      callback: (_e, m) => {
-        const p = this.answer(m).finally(() => this.inFlight.delete(p));
-        this.inFlight.add(p);
-      },
-    });
+    this.responder.listen(subjects.allRunnerCredentialsRequests());
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.sub?.unsubscribe();
-    await Promise.all(this.inFlight);
+    await this.responder.close();
   }
 
-  private async answer(m: Msg): Promise<void> {
-    let reply: RunnerCredentialsReply;
-    try {
-      const clusterId = m.subject.split('.')[4] ?? '';
-      if (subjects.runnerCredentialsRequest(clusterId) !== m.subject) throw new PaddockError('invalid_argument', `not a runner credentials subject: ${m.subject}`);
-      const req = RunnerCredentialsRequestSchema.safeParse(m.json());
-      if (!req.success) throw new PaddockError('invalid_argument', 'body must be {"runnerId": "<runner id>"}');
-      reply = { ok: true, credentials: await this.credentials.forRunner(clusterId, req.data.runnerId) };
-      this.log.log(`issued NATS credentials of runner ${req.data.runnerId} to the controller of cluster ${clusterId}`);
-    } catch (e) {
-      const err = isPaddockError(e) ? e : new PaddockError('internal', `issuing runner credentials failed: ${e instanceof Error ? e.message : String(e)}`);
-      if (!isPaddockError(e)) this.log.error(err.message);
-      reply = { ok: false, error: err.toBody() };
-    }
-    if (m.reply) m.respond(JSON.stringify(reply));
+  private async answer(m: Msg): Promise<Extract<RunnerCredentialsReply, { ok: true }>> {
+    const clusterId = m.subject.split('.')[4] ?? '';
+    if (subjects.runnerCredentialsRequest(clusterId) !== m.subject) throw new PaddockError('invalid_argument', `not a runner credentials subject: ${m.subject}`);
+    const req = RunnerCredentialsRequestSchema.safeParse(m.json());
+    if (!req.success) throw new PaddockError('invalid_argument', 'body must be {"runnerId": "<runner id>"}');
+    const credentials = await this.credentials.forRunner(clusterId, req.data.runnerId);
+    this.log.log(`issued NATS credentials of runner ${req.data.runnerId} to the controller of cluster ${clusterId}`);
+    return { ok: true, credentials };
   }
 }

@@ -251,8 +251,7 @@ export class LocalBackend implements SandboxBackend {
     this.publish(out);
     if (isTerminalSandboxState(ev.state)) {
       if (rec.poll) clearInterval(rec.poll);
-      if (rec.backstop) clearTimeout(rec.backstop);
-    rec.backstop = undefined;
+      this.disarmBackstop(rec);
       rec.resolveTerminal();
       // The sandbox is over: its link goes now (a leftover process in the namespace loses egress).
       void this.net.teardown(rec.id).catch(() => undefined);
@@ -497,6 +496,12 @@ export class LocalBackend implements SandboxBackend {
    * The runner-side lifetime enforcement (the supervisor's own deadline is the primary one): if the
    * sandbox is still not terminal well past its deadline, the runner kills it itself.
    */
+  /** Cancels the backstop, so that `armBackstop` can set a new one (a resume moves the deadline). */
+  private disarmBackstop(rec: SandboxRecord): void {
+    if (rec.backstop) clearTimeout(rec.backstop);
+    rec.backstop = undefined;
+  }
+
   private armBackstop(rec: SandboxRecord): void {
     if (rec.backstop) return;
     if (rec.state === 'STATE_PAUSED') return;
@@ -624,8 +629,7 @@ export class LocalBackend implements SandboxBackend {
     this.runningRecord(sandboxId);
     await freezeSandbox(this.socketPath(rec), sandboxId, reason);
     // The supervisor no longer counts the lifetime; neither does the runner's backstop.
-    if (rec.backstop) clearTimeout(rec.backstop);
-    rec.backstop = undefined;
+    this.disarmBackstop(rec);
     this.catchUp(rec);
   }
 
@@ -635,8 +639,7 @@ export class LocalBackend implements SandboxBackend {
     const r = await thawSandbox(this.socketPath(rec), sandboxId);
     if (r.deadlineMs !== undefined) rec.deadline = new Date(r.deadlineMs);
     this.catchUp(rec);
-    if (rec.backstop) clearTimeout(rec.backstop);
-    rec.backstop = undefined;
+    this.disarmBackstop(rec);
     this.armBackstop(rec);
   }
 
@@ -765,8 +768,7 @@ export class LocalBackend implements SandboxBackend {
     }
     if (rec) {
       if (rec.poll) clearInterval(rec.poll);
-      if (rec.backstop) clearTimeout(rec.backstop);
-    rec.backstop = undefined;
+      this.disarmBackstop(rec);
       this.catchUp(rec);
       if (!isTerminalSandboxState(rec.state)) {
         this.recordEvent(rec, { state: 'STATE_FAILED', reason, message: `reaped by the runner (${reason})` });
@@ -822,8 +824,7 @@ export class LocalBackend implements SandboxBackend {
     await this.warm?.dispose();
     for (const rec of this.sandboxes.values()) {
       if (rec.poll) clearInterval(rec.poll);
-      if (rec.backstop) clearTimeout(rec.backstop);
-    rec.backstop = undefined;
+      this.disarmBackstop(rec);
     }
     // A runner that leaves no sandbox behind (a decommission, a test) leaves no cgroup tree either:
     // trees are per installation, so nothing else would ever reuse or remove it.
