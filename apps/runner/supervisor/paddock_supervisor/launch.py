@@ -25,15 +25,40 @@ def enter_netns(path):
     raise OSError(e, 'setns net %s: %s' % (path, os.strerror(e)))
   os.close(fd)
 
+ARGS_FD = 5
+
+def env_memfd(argv):
+  # bwrap reads the sandbox's env (--setenv, secret values among them) from this file (--args)
+  # instead of its command line, which any host user can read in /proc/<pid>/cmdline. bwrap
+  # closes the fd once read, so the sandbox never sees it. Every other option stays on the
+  # command line, in order, so a bwrap still names its mounts; the command after `--` too.
+  end = argv.index('--')
+  opts, env, at, i = [], [], None, 0
+  while i < end:
+    if argv[i] == '--setenv':
+      if at is None: at = len(opts)
+      env += argv[i:i + 3]
+      i += 3
+    else:
+      opts.append(argv[i])
+      i += 1
+  if at is None: at = len(opts)
+  fd = os.memfd_create('bwrap-env', 0)
+  data = b''.join(a.encode() + b'\0' for a in env)
+  while data: data = data[os.write(fd, data):]
+  os.lseek(fd, 0, os.SEEK_SET)
+  return fd, opts[:at] + ['--args', str(ARGS_FD)] + opts[at:] + argv[end:]
+
 def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent, netns=None):
   # In the launcher (already in the sandbox's cgroups): stdio and the info/seccomp pipes on 1..4,
-  # nothing else open, the sandbox uid, killed with its supervisor, then bwrap.
+  # the env file on 5, nothing else open, the sandbox uid, killed with its supervisor, then bwrap.
   if netns: enter_netns(netns)
   resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
   resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-  src = [high_fd(os.open('/dev/null', os.O_RDONLY))] + [high_fd(fd) for fd in fds]
+  env_fd, argv = env_memfd(argv)
+  src = [high_fd(os.open('/dev/null', os.O_RDONLY))] + [high_fd(fd) for fd in fds] + [high_fd(env_fd)]
   for target, fd in enumerate(src): os.dup2(fd, target)
-  os.closerange(5, 1 << 20)
+  os.closerange(ARGS_FD + 1, 1 << 20)
   os.setgroups([])
   os.setresgid(gid, gid, gid)
   os.setresuid(uid, uid, uid)
