@@ -129,4 +129,34 @@ describe('gateway: pause and resume', () => {
     expect((await sb.refresh()).status.state).toBe('STATE_RUNNING');
     await sb.stop();
   }, 90_000);
+
+  it('requests through a service URL are traffic for the idle timeout, and resume a paused sandbox', async () => {
+    const c = cluster();
+    const client = new PaddockClient({ baseUrl: c.gw.url, apiKey: c.token });
+    const sb = await Sandbox.create(
+      {
+        containers: [{ image: IMAGE, command: ['sh', '-c', 'cd /workspace && echo served > index.txt && exec python3 -m http.server 8000'] }],
+        services: [{ port: 8000, visibility: 'VISIBILITY_PUBLIC', endpoint: { kind: 'ENDPOINT_KIND_HTTPS', auth: 'ENDPOINT_AUTH_OPEN' } }],
+      },
+      { client, runnerIds: ['r-idle'] },
+    );
+    await sb.wait();
+    const url = `${c.gw.url}/s/${sb.sandboxId}/8000/index.txt`;
+    const get = async (): Promise<number> => (await fetch(url).catch(() => undefined))?.status ?? 0;
+    await expect.poll(get, { timeout: 15_000, interval: 250 }).toBe(200);
+    // One request a second for half again the 10 s idle timeout: never paused as idle.
+    const until = Date.now() + 15_000;
+    while (Date.now() < until) {
+      expect(await get()).toBe(200);
+      expect((await sb.refresh()).status.state).toBe('STATE_RUNNING');
+      await sleep(1000);
+    }
+    // Paused, a request through the URL resumes it and is answered.
+    expect((await sb.pause()).status.state).toBe('STATE_PAUSED');
+    const r = await fetch(url);
+    expect(r.status).toBe(200);
+    expect(await r.text()).toBe('served\n');
+    await expect.poll(async () => (await sb.refresh()).status.state, { timeout: 10_000 }).toBe('STATE_RUNNING');
+    await sb.stop();
+  }, 90_000);
 });

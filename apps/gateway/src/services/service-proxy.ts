@@ -66,7 +66,8 @@ async function resolveTarget(deps: ServiceProxyDeps, req: IncomingMessage): Prom
     // Another organization's token learns nothing, not even that the sandbox exists.
     if (principal.organizationId !== row.organization_id) throw notFound(`no public service on port ${port} of sandbox ${sandboxId}`);
   }
-  if (row.state !== 'STATE_RUNNING') {
+  // A paused sandbox is served too: its runner resumes it first, as for an exec.
+  if (row.state !== 'STATE_RUNNING' && row.state !== 'STATE_PAUSED') {
     throw new PaddockError('unavailable', `sandbox ${sandboxId} is ${row.state}: its services are served only while it runs`, {
       reason: 'CWSANDBOX_SERVICE_UNAVAILABLE',
       metadata: { state: row.state },

@@ -8,7 +8,9 @@ import type { StreamEndpoint } from './stream-endpoint';
 /**
  * `portForward`: relays one TCP connection between a stream and a port inside the sandbox (the
  * gateway's service endpoints ride on it). Only a port the sandbox's spec makes public is
- * reachable, and only while the sandbox runs; the sandbox closing its side ends the stream.
+ * reachable, and only while the sandbox runs (a paused one is resumed first, as for exec); the
+ * sandbox closing its side ends the stream. Bytes either way are traffic for the idle timeout, so
+ * a sandbox serving requests is never paused as idle.
  */
 export async function openPortForward(
   d: { service: SandboxService; backend: SandboxBackend },
@@ -18,7 +20,7 @@ export async function openPortForward(
   const parsed = PortForwardRequestSchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(parsed.error);
   const req = parsed.data;
-  const rec = d.service.requireRunning(req.organizationId, req.sandboxId);
+  const rec = await d.service.ensureRunning(req.organizationId, req.sandboxId);
   if (!httpEndpointsOf(rec.spec.services).some((e) => e.port === req.port)) {
     throw new PaddockError('failed_precondition', `port ${req.port} is not a public service of sandbox ${req.sandboxId}`, {
       reason: 'CWSANDBOX_INVALID_REQUEST',
@@ -33,7 +35,10 @@ export async function openPortForward(
   const ep = open(req.streamId, req.initialCredit);
   sock.on('error', () => undefined);
   ep.onFrame = ({ header, payload }) => {
-    if (header.kind === 'stdin') sock.write(payload, () => ep.consumed(header.seq));
+    if (header.kind === 'stdin') {
+      d.service.noteTraffic(req.sandboxId);
+      sock.write(payload, () => ep.consumed(header.seq));
+    }
     else if (header.kind === 'stdinEof') sock.end();
     else if (header.kind === 'cancel') sock.destroy();
   };
@@ -41,6 +46,7 @@ export async function openPortForward(
   void (async () => {
     try {
       for await (const chunk of sock as AsyncIterable<Buffer>) {
+        d.service.noteTraffic(req.sandboxId);
         for (let off = 0; off < chunk.length; off += STREAM_CHUNK_BYTES) await ep.sendCredited({ kind: 'stdout' }, chunk.subarray(off, off + STREAM_CHUNK_BYTES));
       }
       ep.sendControl({ kind: 'eof' });

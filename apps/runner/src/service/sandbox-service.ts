@@ -344,6 +344,11 @@ export class SandboxService {
     return this.requireRunning(organizationId, sandboxId);
   }
 
+  /** Traffic that needs no resume (bytes of a service connection already open): the idle clock starts again. */
+  noteTraffic(sandboxId: string): void {
+    this.idle.touch(sandboxId);
+  }
+
   /** A log read: traffic, and a paused sandbox resumes (its output continues where it stopped). */
   async touchForLogs(organizationId: string, sandboxId: string): Promise<SandboxRecord> {
     const rec = this.find(organizationId, sandboxId);
