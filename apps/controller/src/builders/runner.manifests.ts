@@ -189,13 +189,15 @@ export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeOb
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: { name, namespace: sbNs, labels },
-      // Least privilege: the runner manages sandbox pods, their network policies and their image
-      // pull Secrets (create and delete only: it never reads a Secret back), nothing else.
+      // Least privilege: the runner manages sandbox pods, their network policies, their image
+      // pull Secrets (create and delete only: it never reads a Secret back) and the Services of
+      // their public ports (create and delete), nothing else.
       rules: [
         { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete', 'get', 'list', 'watch', 'patch'] },
         { apiGroups: [''], resources: ['pods/exec', 'pods/log'], verbs: ['create', 'get'] },
         { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['create', 'delete', 'get', 'list', 'patch'] },
         { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete'] },
+        { apiGroups: [''], resources: ['services'], verbs: ['create', 'delete'] },
       ],
     },
     {

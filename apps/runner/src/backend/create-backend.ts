@@ -29,6 +29,7 @@ export function createBackend(env: RunnerEnv, runnerId: string): SandboxBackend 
         gpuTypes: env.PADDOCK_SANDBOX_GPU_TYPES,
         gpuTypeLabel: env.PADDOCK_SANDBOX_GPU_TYPE_LABEL,
         imagePullSecrets: env.PADDOCK_SANDBOX_IMAGE_PULL_SECRETS,
+        clusterDomain: env.PADDOCK_SANDBOX_CLUSTER_DOMAIN,
       });
     }
   }

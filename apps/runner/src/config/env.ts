@@ -56,6 +56,11 @@ export const RunnerEnvSchema = z.object({
     .string()
     .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a Kubernetes namespace name (RFC 1123 label: lowercase letters, digits and "-", at most 63)')
     .optional(),
+  /** `kubernetes` backend: the cluster's DNS domain, in the names the relay connects to sandbox Services by. */
+  PADDOCK_SANDBOX_CLUSTER_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a DNS domain such as cluster.local')
+    .default('cluster.local'),
   /** `kubernetes` backend: a RuntimeClass the platform pins for every sandbox (it wins over a requested one). */
   PADDOCK_SANDBOX_RUNTIME_CLASS: z.string().min(1).optional(),
   /** `kubernetes` backend: RuntimeClasses offered to policies (comma-separated; empty = whatever the cluster has). */

@@ -9,6 +9,7 @@ import {
 import fc from 'fast-check';
 import { buildSandboxNetworkPolicy, buildSandboxPod, refusedGpuType, refusedRuntimeClass, runtimeClassFor, type SandboxPodOptions } from '../../src/backend/kubernetes';
 import type { EgressCidrRule, LaunchContainer, LaunchProbe, LaunchSpec, LaunchVolume, LaunchVolumeMount } from '../../src/backend/sandbox-backend';
+import { buildSandboxServices, relayPeerFor, SANDBOX_POD_LABEL, serviceNameFor } from '../../src/backend/kubernetes/services';
 import { createRestrictedNamespace } from './support';
 
 const RUNS = Number(process.env.PADDOCK_SOAK ? 50_000 : 5_000);
@@ -56,7 +57,10 @@ const launchSpecArb: fc.Arbitrary<LaunchSpec> = fc.record({
   // A file with a command puts the main container behind the launch gate.
   files: fc.oneof(fc.constant<LaunchSpec['files']>([]), fc.constant<LaunchSpec['files']>([{ path: 'in/data.txt', content: Buffer.from('x') }])),
   labels: fc.dictionary(key, value, { maxKeys: 6 }),
+  // Public service ports as the runner passes them on (distinct), the edges of the range included.
+  servicePorts: fc.option(fc.uniqueArray(fc.oneof(fc.constantFrom(1, 80, 8000, 65_535), fc.integer({ min: 1, max: 65_535 })), { minLength: 1, maxLength: 4 }), { nil: undefined }),
 }).map((s) => {
+  if (s.servicePorts === undefined) delete s.servicePorts;
   if (s.workingDir === undefined) delete s.workingDir;
   if (s.egressCidrs === undefined) delete s.egressCidrs;
   if (s.runtimeClassName === undefined) delete s.runtimeClassName;
@@ -115,11 +119,41 @@ const withPodPartsArb: fc.Arbitrary<LaunchSpec> = launchSpecArb.chain((spec) =>
   ),
 );
 
+const RELAY = relayPeerFor('runner-a', 'paddock-runner-runner-a', 'runner-a');
 const OPTION_SETS: SandboxPodOptions[] = [
-  { namespace: NS, runtimeClassName: 'gvisor', allowedRuntimeClasses: ['kata'] },
+  { namespace: NS, runtimeClassName: 'gvisor', allowedRuntimeClasses: ['kata'], serviceRelay: RELAY },
   { namespace: NS, allowedRuntimeClasses: ['gvisor', 'kata'] },
   { namespace: NS },
 ];
+
+const servicesOf = (spec: LaunchSpec, pod: k8s.V1Pod): k8s.V1Service[] =>
+  buildSandboxServices(spec, { name: pod.metadata!.name!, namespace: NS, labels: pod.metadata!.labels!, uid: 'a-pod-uid' });
+
+/** One Service's shape: a DNS-1035 name for its port, ClusterIP only, selecting exactly its pod, owned by it. */
+function serviceShapeProblems(svc: k8s.V1Service, spec: LaunchSpec, pod: k8s.V1Pod, port: number): string[] {
+  const problems: string[] = [];
+  const name = svc.metadata?.name ?? '';
+  // DNS-1035: the Service's name is also its DNS label.
+  if (!/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name) || name !== serviceNameFor(pod.metadata!.name!, port)) problems.push(`service name ${name}`);
+  if (svc.spec?.type !== 'ClusterIP' || svc.spec.externalIPs || svc.spec.externalName || svc.spec.loadBalancerIP) problems.push(`service ${name} is exposed beyond the cluster`);
+  if (JSON.stringify(svc.spec?.selector) !== JSON.stringify({ [SANDBOX_POD_LABEL]: pod.metadata!.name })) problems.push(`service ${name} selector ${JSON.stringify(svc.spec?.selector)}`);
+  if (pod.metadata?.labels?.[SANDBOX_POD_LABEL] !== pod.metadata?.name) problems.push('pod lacks its own name label');
+  if (svc.metadata?.ownerReferences?.[0]?.name !== pod.metadata?.name || svc.metadata?.ownerReferences?.[0]?.kind !== 'Pod') problems.push(`service ${name} not owned by its pod`);
+  if (!(spec.servicePorts ?? []).includes(port)) problems.push(`service ${name} for a port the launch does not serve`);
+  return problems;
+}
+
+/** What is wrong with the Services of a launch: schema, names, and anything beyond one ClusterIP port selecting this pod. */
+function serviceProblemsOf(spec: LaunchSpec, pod: k8s.V1Pod): string[] {
+  const services = servicesOf(spec, pod);
+  const problems = services.flatMap((svc) => validateManifest(svc));
+  const ports = [...new Set(spec.servicePorts ?? [])];
+  if (JSON.stringify(services.map((svc) => svc.spec?.ports?.map((p) => [p.port, p.targetPort, p.protocol]))) !== JSON.stringify(ports.map((p) => [[p, p, 'TCP']]))) {
+    problems.push(`service ports ${JSON.stringify(services.map((svc) => svc.spec?.ports))} != ${JSON.stringify(ports)}`);
+  }
+  for (const [i, svc] of services.entries()) problems.push(...serviceShapeProblems(svc, spec, pod, ports[i]!));
+  return problems;
+}
 
 function problemsOf(spec: LaunchSpec, opts: SandboxPodOptions): string[] {
   const pod = buildSandboxPod(spec, opts);
@@ -128,6 +162,7 @@ function problemsOf(spec: LaunchSpec, opts: SandboxPodOptions): string[] {
     ...checkPodSecurityRestricted(s as unknown as PodSpec),
     ...validateManifest(pod),
     ...validateManifest(buildSandboxNetworkPolicy(spec, opts)),
+    ...serviceProblemsOf(spec, pod),
   ];
   if (s.automountServiceAccountToken !== false) problems.push('automountServiceAccountToken not false');
   if (s.hostNetwork || s.hostPID || s.hostIPC) problems.push('host namespace');
@@ -156,6 +191,11 @@ function problemsOf(spec: LaunchSpec, opts: SandboxPodOptions): string[] {
   const expectedEgress = spec.network === 'host' ? [{}] : (spec.egressCidrs ?? []).map((r) => r.cidr);
   const gotEgress = spec.network === 'host' ? egress : egress.map((e) => e.to?.[0]?.ipBlock?.cidr);
   if (JSON.stringify(gotEgress) !== JSON.stringify(expectedEgress)) problems.push(`egress ${JSON.stringify(gotEgress)} != ${JSON.stringify(expectedEgress)}`);
+  // Ingress: nothing, but the relay (when the runner names one) on the public service ports.
+  const ingress = buildSandboxNetworkPolicy(spec, opts).spec?.ingress ?? [];
+  const servedPorts = [...new Set(spec.servicePorts ?? [])];
+  const expectedIngress = opts.serviceRelay && servedPorts.length ? [{ _from: [opts.serviceRelay], ports: servedPorts.map((port) => ({ protocol: 'TCP', port })) }] : [];
+  if (JSON.stringify(ingress) !== JSON.stringify(expectedIngress)) problems.push(`ingress ${JSON.stringify(ingress)} != ${JSON.stringify(expectedIngress)}`);
   return problems;
 }
 
@@ -196,6 +236,15 @@ describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
     delete weakened.spec!.containers[0]!.securityContext!.allowPrivilegeEscalation;
     expect(checkPodSecurityRestricted(weakened.spec as unknown as PodSpec).join('\n')).toMatch(/allowPrivilegeEscalation/);
     expect(problemsOf({ ...spec, runtimeClassName: 'kata' }, OPTION_SETS[1]!)).toEqual([]);
+    // A Service exposed beyond the cluster, or selecting more than this pod, is caught too.
+    const served: LaunchSpec = { ...spec, servicePorts: [8000] };
+    const servedPod = buildSandboxPod(served, OPTION_SETS[0]!);
+    const svc = servicesOf(served, servedPod)[0]!;
+    expect(serviceProblemsOf(served, servedPod)).toEqual([]);
+    const exposed = { ...svc, spec: { ...svc.spec, type: 'NodePort' } };
+    const wide = { ...svc, spec: { ...svc.spec, selector: { 'paddock.dev/runner-id': 'runner-a' } } };
+    expect(serviceShapeProblems(exposed, served, servedPod, 8000).join('\n')).toMatch(/exposed beyond the cluster/);
+    expect(serviceShapeProblems(wide, served, servedPod, 8000).join('\n')).toMatch(/selector/);
   });
 
   it('applies the resolved runtime class, lets the platform pin win, and refuses one the runner does not offer', () => {
@@ -259,6 +308,7 @@ describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
       const specs = fc.sample(withPodPartsArb, { seed: SEED + 1, numRuns: ADMISSION_SAMPLE });
       const rejections: string[] = [];
       const seen = new Set<string>();
+      let services = 0;
       for (const [i, spec] of specs.entries()) {
         const opts = OPTION_SETS[i % OPTION_SETS.length]!;
         const pod = buildSandboxPod(spec, opts);
@@ -266,7 +316,11 @@ describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
         seen.add(pod.metadata!.name!);
         try {
           await net.createNamespacedNetworkPolicy({ namespace: NS, body: buildSandboxNetworkPolicy(spec, opts) });
-          await core.createNamespacedPod({ namespace: NS, body: pod });
+          const created = await core.createNamespacedPod({ namespace: NS, body: pod });
+          for (const svc of buildSandboxServices(spec, { name: pod.metadata!.name!, namespace: NS, labels: pod.metadata!.labels!, uid: created.metadata!.uid! })) {
+            await core.createNamespacedService({ namespace: NS, body: svc });
+            services++;
+          }
         } catch (e) {
           rejections.push(e instanceof Error ? e.message : String(e));
         }
@@ -281,6 +335,9 @@ describe('buildSandboxPod conformance (SB-11, SB-12)', () => {
       expect(String((refusal as k8s.ApiException<unknown>).body)).toMatch(/violates PodSecurity .*privileged/);
       const pods = server.list('v1', 'Pod', NS);
       expect(pods).toHaveLength(seen.size);
+      // The sample does exercise Services, and every one admitted was stored.
+      expect(services).toBeGreaterThan(0);
+      expect(server.list('v1', 'Service', NS)).toHaveLength(services);
       expect(pods.every((p) => (p.spec as { automountServiceAccountToken?: boolean }).automountServiceAccountToken === false)).toBe(true);
     });
   });

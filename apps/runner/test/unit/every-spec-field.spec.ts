@@ -24,6 +24,7 @@ import {
   refusedRuntimeClass,
   type SandboxPodOptions,
 } from '../../src/backend/kubernetes/sandbox-pod';
+import { buildSandboxServices, relayPeerFor, SANDBOX_POD_LABEL } from '../../src/backend/kubernetes/services';
 import { bwrapArgs } from '../../src/backend/local/bwrap-args';
 import { buildPod } from '../../src/backend/local/containers';
 import { LocalBackend } from '../../src/backend/local/local-backend';
@@ -38,8 +39,8 @@ import { specFieldPaths } from './spec-fields';
 
 /**
  * Every field of the sandbox request has exactly one of two outcomes on each backend: it reaches
- * the backend with an effect one can see (on the LaunchSpec the local backend runs, on the pod and
- * NetworkPolicy the Kubernetes backend creates, which must stay valid and inside Pod Security
+ * the backend with an effect one can see (on the LaunchSpec the local backend runs, on the pod,
+ * NetworkPolicy and Services the Kubernetes backend creates, which must stay valid and inside Pod Security
  * `restricted`), or resolution against that backend's declared
  * capabilities refuses it with a violation naming the field. The fields come from the zod schema
  * (spec-fields.ts), so a new field fails here until it has a sample and one of the two outcomes.
@@ -60,9 +61,10 @@ interface Launched {
   launch: LaunchSpec;
   /** Local: the bubblewrap argv. */
   bwrap: string[];
-  /** Kubernetes: the pod and its NetworkPolicy. */
+  /** Kubernetes: the pod, its NetworkPolicy and its Services. */
   pod: k8s.V1Pod;
   networkPolicy: k8s.V1NetworkPolicy;
+  services: k8s.V1Service[];
 }
 
 interface Sample {
@@ -292,7 +294,21 @@ const SPEC_SAMPLES: Record<string, Sample[]> = {
   networkIds: [{ spec: { ...BASE, networkIds: ['net-1'] } }],
   objectStorageAccess: [{ spec: { ...BASE, objectStorageAccess: { bucket: 'datasets' } } }],
   runtimeClass: [{ spec: { ...BASE, runtimeClass: 'gvisor' } }],
-  services: [{ spec: { ...BASE, services: [{ name: 'web', port: 8000, visibility: 'VISIBILITY_PUBLIC' }] }, field: 'services[0]' }],
+  services: [
+    {
+      spec: { ...BASE, services: [{ name: 'web', port: 8000, visibility: 'VISIBILITY_PUBLIC' }] },
+      field: 'services[0]',
+      exhibits: {
+        // A ClusterIP Service for the port, selecting this pod alone, and the relay admitted on it.
+        kubernetes: (l) =>
+          l.services.length === 1 &&
+          l.services[0]?.spec?.type === 'ClusterIP' &&
+          isDeepStrictEqual(l.services[0].spec.ports?.map((p) => [p.port, p.targetPort]), [[8000, 8000]]) &&
+          l.services[0].spec.selector?.[SANDBOX_POD_LABEL] === l.pod.metadata?.labels?.[SANDBOX_POD_LABEL] &&
+          isDeepStrictEqual(l.networkPolicy.spec?.ingress?.flatMap((r) => r.ports?.map((p) => p.port) ?? []), [8000]),
+      },
+    },
+  ],
   'volumes[]': [
     {
       spec: { ...BASE, volumes: [...SCRATCH, { name: 'more', scratch: {} }] },
@@ -375,7 +391,7 @@ const LINK_BLOCK = (() => {
   if (!b) throw new Error('link block');
   return b;
 })();
-const POD_OPTS: SandboxPodOptions = { namespace: 'sandboxes', allowedRuntimeClasses: ['gvisor'], gpuTypes: ['H100'] };
+const POD_OPTS: SandboxPodOptions = { namespace: 'sandboxes', allowedRuntimeClasses: ['gvisor'], gpuTypes: ['H100'], serviceRelay: relayPeerFor('runner-1', 'paddock-runner-runner-1', 'runner-1') };
 const HOST_CAPS = { pidsMax: 256, diskBytes: 1 << 30, openFilesMax: 1024 };
 
 const hasSequence = (args: string[], seq: string[]): boolean => args.some((_, i) => seq.every((s, j) => args[i + j] === s));
@@ -421,11 +437,13 @@ function launchOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec): Launch
       memoryBytes: 0,
     },
   });
+  const pod = buildSandboxPod(launch, POD_OPTS);
   return {
     launch,
     bwrap: bwrapArgs(launch, { kind: 'host' }, '/run/paddock-every-field'),
-    pod: buildSandboxPod(launch, POD_OPTS),
+    pod,
     networkPolicy: buildSandboxNetworkPolicy(launch, POD_OPTS),
+    services: buildSandboxServices(launch, { name: pod.metadata?.name ?? '', namespace: POD_OPTS.namespace, labels: pod.metadata?.labels ?? {} }),
   };
 }
 
@@ -437,7 +455,7 @@ function comparable(b: BackendName, l: Launched): unknown {
   }
   const { [LAUNCH_LABELS_ANNOTATION]: _labels, ...annotations } = l.pod.metadata?.annotations ?? {};
   // Besides the manifests, the backend writes the launch's files into the running pod through exec.
-  return { pod: { ...l.pod, metadata: { ...l.pod.metadata, annotations } }, networkPolicy: l.networkPolicy, files: l.launch.files };
+  return { pod: { ...l.pod, metadata: { ...l.pod.metadata, annotations } }, networkPolicy: l.networkPolicy, services: l.services, files: l.launch.files };
 }
 
 /** A violation on `v` names `field` when it is that field or one that contains it. */
@@ -451,7 +469,8 @@ function podViolationsOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec, 
     const parsed = SandboxSpecSchema.parse(spec);
     checkSecretStoreShapes(parsed);
     if (!local) checkPrimaryOnlyParts(parsed, Math.max(0, parsed.containers.findIndex((c) => c.name === resolved.primaryContainer)));
-    checkPod(resolved, { portForward: local });
+    // Both backends relay service ports (the Kubernetes one through the port's Service).
+    checkPod(resolved, { portForward: true });
     return undefined;
   } catch (e) {
     if (e instanceof PaddockError) return e.violations.map((v) => v.field);
@@ -468,8 +487,7 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
     return { problem: `refused, but no violation names ${field} (got ${res.violations.map((v) => `${v.field}: ${v.rule}`).join('; ')})` };
   }
   // The runner's own check at create, after the policy engine: what a pod's containers, volumes,
-  // probes and services may hold on this backend (the local backend relays service ports and
-  // writes every container's files).
+  // probes and services may hold on this backend (the local backend writes every container's files).
   const podRefusal = podViolationsOf(s.spec, res.resolved, b === 'local');
   if (podRefusal) {
     if (podRefusal.some((v) => names(v, field))) return { outcome: 'refused' };
@@ -485,6 +503,7 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
       ...checkPodSecurityRestricted(launched.pod.spec as unknown as PodSpec),
       ...validateManifest(launched.pod),
       ...validateManifest(launched.networkPolicy),
+      ...launched.services.flatMap((svc) => validateManifest(svc)),
     ];
     if (invalid.length) return { problem: `admitted, but the generated manifests are not valid: ${invalid.join('; ')}` };
   }

@@ -1,4 +1,4 @@
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, type Duplex } from 'node:stream';
 import { buildPullSecret, pullSecretNameFor } from './pull-secret';
 import { finished } from 'node:stream/promises';
 import * as k8s from '@kubernetes/client-node';
@@ -37,6 +37,7 @@ import {
 } from './sandbox-pod';
 import { parseLs, parseStat } from './file-listing';
 import { KUBERNETES_SPEC_FEATURES } from './spec-features';
+import { clusterDnsResolver, relayPeerFor, SandboxServices, type ServiceAddressResolver } from './services';
 import { podFeaturesRefused } from '../pod-features';
 
 export interface KubernetesBackendOptions {
@@ -57,6 +58,12 @@ export interface KubernetesBackendOptions {
   gpuTypeLabel?: string;
   /** Pull secrets every sandbox pod names (`PADDOCK_SANDBOX_IMAGE_PULL_SECRETS`). */
   imagePullSecrets?: string[];
+  /** The namespace of the runner's own pods, admitted to the sandboxes' service ports (default `paddock-runner-<runnerId>`, the controller's). */
+  runnerNamespace?: string;
+  /** The cluster's DNS domain, for the Services' names (default `cluster.local`). */
+  clusterDomain?: string;
+  /** Where a sandbox's Service is reached (default its cluster DNS name); tests point it at a local server. */
+  serviceAddress?: ServiceAddressResolver;
 }
 
 const FIELD_MANAGER = 'paddock-runner';
@@ -121,11 +128,12 @@ export class KubernetesBackend implements SandboxBackend {
   private readonly seenWhileSeeding = new Map<string, k8s.V1Pod>();
   /** Seeded by this process: their pods may still read `pending` until the annotation patch is seen. */
   private readonly seeded = new Set<string>();
-  private informer: k8s.Informer<k8s.V1Pod> | undefined;
+  private informer: (k8s.Informer<k8s.V1Pod> & k8s.ObjectCache<k8s.V1Pod>) | undefined;
   private readonly watch = new WatchHealth();
   private started: Promise<void> | undefined;
   private closed = false;
   private readonly podOpts: SandboxPodOptions;
+  private readonly services: SandboxServices;
 
   constructor(private readonly opts: KubernetesBackendOptions) {
     this.core = opts.kubeConfig.makeApiClient(k8s.CoreV1Api);
@@ -139,7 +147,9 @@ export class KubernetesBackend implements SandboxBackend {
       gpuTypes: opts.gpuTypes ?? [],
       ...(opts.gpuTypeLabel !== undefined ? { gpuTypeLabel: opts.gpuTypeLabel } : {}),
       imagePullSecrets: opts.imagePullSecrets ?? [],
+      serviceRelay: relayPeerFor(opts.runnerId, opts.runnerNamespace ?? `paddock-runner-${opts.runnerId}`, labelValue(opts.runnerId)),
     };
+    this.services = new SandboxServices(this.core, opts.namespace, FIELD_MANAGER, opts.serviceAddress ?? clusterDnsResolver(opts.clusterDomain ?? 'cluster.local'));
   }
 
   capabilities(): RunnerCapabilities {
@@ -334,19 +344,46 @@ export class KubernetesBackend implements SandboxBackend {
         if (statusCode(e) !== 409) throw e;
       }
     }
+    let created: k8s.V1Pod;
     try {
-      await this.core.createNamespacedPod({ namespace: this.opts.namespace, body: pod, fieldManager: FIELD_MANAGER });
+      created = await this.core.createNamespacedPod({ namespace: this.opts.namespace, body: pod, fieldManager: FIELD_MANAGER });
     } catch (e) {
-      if (statusCode(e) === 409) return; // idempotent: already launched
-      throw e;
+      if (statusCode(e) !== 409) throw e;
+      // Idempotent: already launched; its Services may still be missing (a launch cut short).
+      await this.createServices(spec, await this.core.readNamespacedPod({ namespace: this.opts.namespace, name: podNameFor(spec.sandboxId) }));
+      return;
     }
     this.emit(spec.sandboxId, { state: 'STATE_CREATING' });
+    await this.createServices(spec, created);
+  }
+
+  /** After the pod, which owns them (its uid). A sandbox whose Services cannot be made is not left running without them. */
+  private async createServices(spec: LaunchSpec, pod: k8s.V1Pod): Promise<void> {
+    try {
+      await this.services.create(spec, pod);
+    } catch (e) {
+      this.stopReasons.set(spec.sandboxId, 'FAILED_TO_START');
+      await this.deleteObjects(spec.sandboxId, 0).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** The ports a sandbox serves publicly (its launch's, or its pod's after a restart). */
+  private servedPorts(sandboxId: string): number[] {
+    return this.services.servedPorts(sandboxId, this.informer?.get(podNameFor(sandboxId), this.opts.namespace), CONTAINER_NAME);
+  }
+
+  /** A connection to a public service port of a RUNNING sandbox, through the port's Service. */
+  connectPort(sandboxId: string, port: number): Promise<Duplex> {
+    return this.services.connect({ sandboxId, podName: podNameFor(sandboxId), port, state: this.last.get(sandboxId)?.state, served: this.servedPorts(sandboxId) });
   }
 
   async stop(sandboxId: string, graceSeconds: number, reason: SandboxStateReason): Promise<void> {
     this.stopReasons.set(sandboxId, reason);
+    const served = this.servedPorts(sandboxId);
     await this.deletePod(sandboxId, graceSeconds);
     await this.deletePullSecret(sandboxId);
+    await this.services.delete(sandboxId, podNameFor(sandboxId), served);
   }
 
   private async deletePod(sandboxId: string, graceSeconds: number): Promise<void> {
@@ -367,8 +404,10 @@ export class KubernetesBackend implements SandboxBackend {
   }
 
   private async deleteObjects(sandboxId: string, graceSeconds: number): Promise<void> {
+    const served = this.servedPorts(sandboxId);
     await this.deletePod(sandboxId, graceSeconds).catch(() => undefined);
     await this.deletePullSecret(sandboxId);
+    await this.services.delete(sandboxId, podNameFor(sandboxId), served);
     try {
       await this.net.deleteNamespacedNetworkPolicy({ namespace: this.opts.namespace, name: podNameFor(sandboxId) });
     } catch (e) {

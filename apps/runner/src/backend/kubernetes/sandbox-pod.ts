@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { imagePullSecretsOf } from './pull-secret';
+import { containerPortsOf, SANDBOX_POD_LABEL, serviceIngressOf } from './services';
 import { containerSecurityContext, podEnvOf, SANDBOX_UID, WORKSPACE_PATH, initContainersOf, podVolumeMountsOf, scratchVolumesOf, sidecarsOf, startupProbeOf } from './pod-parts';
-import type { V1NetworkPolicy, V1NetworkPolicyEgressRule, V1Pod } from '@kubernetes/client-node';
+import type { V1NetworkPolicy, V1NetworkPolicyEgressRule, V1NetworkPolicyPeer, V1Pod } from '@kubernetes/client-node';
 import { ANNOTATIONS, LABELS } from '@paddock/contracts';
 import type { EgressCidrRule, LaunchSpec } from '../sandbox-backend';
 
@@ -50,6 +51,8 @@ export interface SandboxPodOptions {
    * sandbox images with: the runner's registry credentials, as the local backend's auth file.
    */
   imagePullSecrets?: readonly string[];
+  /** Who may connect to the sandbox's public service ports (the runner's relay); absent = no one. */
+  serviceRelay?: V1NetworkPolicyPeer;
 }
 
 /** DNS-1123 pod name derived from the sandbox id: readable prefix plus a hash so distinct ids never collide. */
@@ -157,6 +160,8 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
         [SANDBOX_ID_LABEL]: labelValue(spec.sandboxId),
         [ORGANIZATION_ID_LABEL]: labelValue(spec.organizationId),
         [RUNNER_LABEL]: labelValue(spec.runnerId),
+        // What the sandbox's Services select: unique to this pod, where the id label may be clipped.
+        [SANDBOX_POD_LABEL]: podNameFor(spec.sandboxId),
       },
       annotations: {
         [SANDBOX_ID_ANNOTATION]: spec.sandboxId,
@@ -194,6 +199,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
           resources: { limits, requests: requestsOf(spec, limits) },
           securityContext: containerSecurityContext(),
           ...(spec.startupProbe ? { startupProbe: startupProbeOf(spec.startupProbe) } : {}),
+          ...containerPortsOf(spec),
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_PATH },
             { name: 'tmp', mountPath: '/tmp' },
@@ -222,7 +228,8 @@ function egressRule(r: EgressCidrRule): V1NetworkPolicyEgressRule {
 }
 
 /**
- * One NetworkPolicy per sandbox, selecting its pod. Ingress is always denied (no rule). Egress:
+ * One NetworkPolicy per sandbox, selecting its pod. Ingress is denied (no rule), but for the
+ * runner's relay on the ports of the sandbox's public services. Egress:
  * `network: 'host'` → one empty rule (allow all egress); otherwise one `ipBlock` rule per resolved
  * CIDR grant (`egressCidrs`, with its exceptions and ports), and none at all means deny all. DNS
  * is not granted implicitly: a sandbox limited to CIDR grants connects by address (or is granted
@@ -244,7 +251,8 @@ export function buildSandboxNetworkPolicy(spec: LaunchSpec, opts: SandboxPodOpti
     spec: {
       podSelector: { matchLabels: { [SANDBOX_ID_LABEL]: labelValue(spec.sandboxId), [RUNNER_LABEL]: labelValue(spec.runnerId) } },
       policyTypes: ['Ingress', 'Egress'],
-      ingress: [],
+      // Denied, but for the runner's relay on the public service ports (services.ts).
+      ingress: serviceIngressOf(spec, opts.serviceRelay),
       egress: spec.network === 'host' ? [{}] : (spec.egressCidrs ?? []).map(egressRule),
     },
   };

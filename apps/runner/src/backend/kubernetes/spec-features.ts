@@ -24,4 +24,6 @@ export const KUBERNETES_SPEC_FEATURES: readonly SpecFeature[] = [
   'volumeMounts.subPath',
   // An exec startupProbe on the sandbox container; RUNNING waits for the kubelet's `started`.
   'startupProbe',
+  // A ClusterIP Service per public port, owned by the pod; the gateway's relay connects through it (services.ts).
+  'services',
 ];
