@@ -105,7 +105,7 @@ export interface Container {
   command?: string[];
   args?: string[];
   workingDir?: string;
-  env?: { name: string; value?: string }[];
+  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } } }[];
   ports?: ContainerPort[];
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext?: SecurityContext;

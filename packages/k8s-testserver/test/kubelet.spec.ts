@@ -55,6 +55,16 @@ describe('kubelet stand-in', () => {
     expect(ok.spec?.nodeName).toBe('node-1');
   });
 
+  it('reads env from secretKeyRef: CreateContainerConfigError while the Secret is missing, its value once it exists', async () => {
+    const env = [{ name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'creds', key: 'token' } } }];
+    await core.createNamespacedPod({ namespace: 'run', body: pod('secret-env', ['sh', '-c', 'echo "token=$TOKEN"'], { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'echo "token=$TOKEN"'], env }] }) });
+    const waiting = await waitFor(async () => (await core.readNamespacedPod({ namespace: 'run', name: 'secret-env' })).status?.containerStatuses?.[0]?.state?.waiting, { what: 'waiting on the Secret' });
+    expect(waiting).toEqual({ reason: 'CreateContainerConfigError', message: 'secret "creds" not found' });
+    await core.createNamespacedSecret({ namespace: 'run', body: { metadata: { name: 'creds' }, data: { token: Buffer.from('s3cret').toString('base64') } } });
+    await waitFor(async () => (await phaseOf('secret-env')) === 'Succeeded', { what: 'secret-env Succeeded' });
+    expect(await core.readNamespacedPodLog({ namespace: 'run', name: 'secret-env', container: 'main' })).toBe('token=s3cret\n');
+  });
+
   it('execs echo through client-node Exec over the channel protocol, with the exit code on the status channel', async () => {
     await core.createNamespacedPod({ namespace: 'run', body: pod('shell', ['sleep', '60']) });
     await waitFor(async () => (await phaseOf('shell')) === 'Running', { what: 'shell Running' });

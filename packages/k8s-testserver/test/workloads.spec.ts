@@ -114,6 +114,23 @@ describe('deployments', () => {
     expect(pods.map((p) => p.spec?.nodeName)).toEqual(['gpu-1']);
   });
 
+  it('compares Gt/Lt node affinity requirements as integers, and never matches a node without the label', async () => {
+    server.addNode({ name: 'mem-small', labels: { 'example.com/gpu-mib': '40960' } });
+    server.addNode({ name: 'mem-large', labels: { 'example.com/gpu-mib': '81920' } });
+    const affinity = (operator: string, value: string): k8s.V1Affinity => ({
+      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'example.com/gpu-mib', operator, values: [value] }] }] } },
+    });
+    await core.createNamespacedPod({ namespace: 'apps', body: { metadata: { name: 'big-gpu' }, spec: { containers: [{ name: 'c', image: 'x' }], affinity: affinity('Gt', '81919') } } });
+    await core.createNamespacedPod({ namespace: 'apps', body: { metadata: { name: 'small-gpu' }, spec: { containers: [{ name: 'c', image: 'x' }], affinity: affinity('Lt', '50000') } } });
+    await core.createNamespacedPod({ namespace: 'apps', body: { metadata: { name: 'huge-gpu' }, spec: { containers: [{ name: 'c', image: 'x' }], affinity: affinity('Gt', '81920') } } });
+    await waitFor(async () => (await core.readNamespacedPod({ namespace: 'apps', name: 'big-gpu' })).spec?.nodeName === 'mem-large', { what: 'big-gpu on mem-large' });
+    await waitFor(async () => (await core.readNamespacedPod({ namespace: 'apps', name: 'small-gpu' })).spec?.nodeName === 'mem-small', { what: 'small-gpu on mem-small' });
+    const huge = await waitFor(async () => (await core.readNamespacedPod({ namespace: 'apps', name: 'huge-gpu' })).status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False'), { what: 'huge-gpu unschedulable' });
+    expect(huge.reason).toBe('Unschedulable');
+    for (const name of ['big-gpu', 'small-gpu', 'huge-gpu']) await core.deleteNamespacedPod({ namespace: 'apps', name, gracePeriodSeconds: 0 });
+    for (const name of ['mem-small', 'mem-large']) await core.deleteNode({ name });
+  });
+
   it('reports unschedulable and cordoned nodes, and schedules when a node is added', async () => {
     server.taintNode('cpu-1', { key: 'maintenance', value: 'true', effect: 'NoSchedule' });
     await core.patchNode({ name: 'cpu-2', body: { spec: { unschedulable: true } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));

@@ -103,6 +103,27 @@ export interface LaunchSpec {
    * to these ports and refuses every other, so what it serves is what the spec declared.
    */
   servicePorts?: number[];
+  /**
+   * The pod annotations the policy resolved: the sandbox's own `annotations` with the runner
+   * policy's pinned ones over them (those win on a key collision). Only a backend declaring the
+   * `annotations` / `base.annotations` features receives any.
+   */
+  annotations?: Record<string, string>;
+  /** What the runner policy's `base` attaches, as resolved (`ResolvedSandboxSpec.baseAttachments`); absent when it attaches nothing. */
+  base?: LaunchBase;
+  /** The GPU memory a GPU must have, in GB (with `gpuCount`): a backend that places GPUs selects nodes by it. */
+  gpuMemoryGb?: number;
+}
+
+/** The runner policy's `base` attachments a backend applies to the sandbox's pod. */
+export interface LaunchBase {
+  /** The pinned annotations (already in `LaunchSpec.annotations`), kept so a refusal names `base.annotations`. */
+  annotations: Record<string, string>;
+  labels: Record<string, string>;
+  /** Platform sidecars, as the policy resolves them: a name and the amounts counted in its ceilings. */
+  containers: { name: string; cpuMillis: number; memoryBytes: number }[];
+  /** The rest of the base's pod-spec fragment, verbatim. */
+  podSpec: Record<string, unknown>;
 }
 
 /** A container other than the primary: its own image, command, environment and files. */

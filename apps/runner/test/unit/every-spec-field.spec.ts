@@ -20,6 +20,7 @@ import {
   buildSandboxNetworkPolicy,
   buildSandboxPod,
   LAUNCH_LABELS_ANNOTATION,
+  podNameFor,
   refusedGpuType,
   refusedRuntimeClass,
   type SandboxPodOptions,
@@ -31,8 +32,11 @@ import { LocalBackend } from '../../src/backend/local/local-backend';
 import { baseTableScript } from '../../src/backend/local/net/nft-ruleset';
 import { parseIpv4Cidr } from '../../src/backend/local/net/cidr';
 import type { LaunchSpec } from '../../src/backend/sandbox-backend';
+import { podLaunchViolations } from '../../src/backend/kubernetes/launch-violations';
+import { buildSecretEnvSecret, secretEnvSecretNameFor } from '../../src/backend/kubernetes/secret-env';
+import { GPU_MEMORY_LABEL } from '../../src/backend/kubernetes/gpu-affinity';
 import { checkPod } from '../../src/service/launch-pod';
-import { checkSecretStoreShapes } from '../../src/service/secret-env';
+import { checkSecretStoreShapes, secretEnvNamesOf } from '../../src/service/secret-env';
 import { checkPrimaryOnlyParts } from '../../src/service/primary-only-parts';
 import { effectiveFieldsOf, SANDBOX_META_LABEL, toLaunchSpec } from '../../src/service/launch-spec';
 import { specFieldPaths } from './spec-fields';
@@ -61,10 +65,11 @@ interface Launched {
   launch: LaunchSpec;
   /** Local: the bubblewrap argv. */
   bwrap: string[];
-  /** Kubernetes: the pod, its NetworkPolicy and its Services. */
+  /** Kubernetes: the pod, its NetworkPolicy, its Services, and its secret-env Secret when it has one. */
   pod: k8s.V1Pod;
   networkPolicy: k8s.V1NetworkPolicy;
   services: k8s.V1Service[];
+  envSecret: k8s.V1Secret | undefined;
 }
 
 interface Sample {
@@ -140,8 +145,34 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
   'resources.memory': [{ c: { resources: { memory: '768Mi' } }, init: { resources: { memory: '2Gi' } } }],
   'resources.gpu.count': [{ c: { resources: { gpu: gpu1 } } }],
   'resources.gpu.type': [{ c: { resources: { gpu: { count: 1, type: 'H100' } } }, without: { resources: { gpu: gpu1 } } }],
-  'resources.gpu.memoryGb': [{ c: { resources: { gpu: { count: 1, memoryGb: 80 } } }, without: { resources: { gpu: gpu1 } } }],
-  secretStores: [{ c: { secretStores: [{ storeName: 'db', secrets: [{ path: 'password', envVar: 'PASSWORD' }] }] } }],
+  'resources.gpu.memoryGb': [
+    {
+      c: { resources: { gpu: { count: 1, memoryGb: 80 } } },
+      without: { resources: { gpu: gpu1 } },
+      // Nodes whose GPUs have 80 GB (81920 MiB) or more, and still one GPU requested.
+      exhibits: {
+        kubernetes: (l) =>
+          isDeepStrictEqual(l.pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms, [
+            { matchExpressions: [{ key: GPU_MEMORY_LABEL, operator: 'Gt', values: ['81919'] }] },
+          ]) && sandboxContainer(l).resources?.limits?.['nvidia.com/gpu'] === '1',
+      },
+    },
+  ],
+  secretStores: [
+    {
+      c: { secretStores: [{ storeName: 'db', secrets: [{ path: 'password', envVar: 'PASSWORD' }] }] },
+      // The value is in the sandbox's Secret, the pod only refers to it.
+      exhibits: {
+        kubernetes: (l) =>
+          isDeepStrictEqual(sandboxContainer(l).env?.find((e) => e.name === 'PASSWORD'), {
+            name: 'PASSWORD',
+            valueFrom: { secretKeyRef: { name: secretEnvSecretNameFor(l.pod.metadata?.name ?? ''), key: 'PASSWORD' } },
+          }) &&
+          Buffer.from(l.envSecret?.data?.PASSWORD ?? '', 'base64').toString('utf8') === secretValueOf('PASSWORD') &&
+          !JSON.stringify(l.pod).includes(secretValueOf('PASSWORD')),
+      },
+    },
+  ],
   'securityContext.allowPrivilegeEscalation': [{ c: { securityContext: { allowPrivilegeEscalation: true } } }],
   'securityContext.capabilitiesAdd': [{ c: { securityContext: { capabilitiesAdd: ['NET_ADMIN'] } } }],
   'securityContext.capabilitiesDrop': [
@@ -216,7 +247,7 @@ const ingress = (...rules: NonNullable<NonNullable<SandboxSpecInput['network']>[
 const net10 = { cidr: { cidr: '10.0.0.0/8' } };
 
 const SPEC_SAMPLES: Record<string, Sample[]> = {
-  annotations: [{ spec: { ...BASE, annotations: { team: 'ml' } } }],
+  annotations: [{ spec: { ...BASE, annotations: { team: 'ml' } }, exhibits: { kubernetes: (l) => l.pod.metadata?.annotations?.team === 'ml' } }],
   // Several containers need their primary named (by `primaryContainer` or `primary`), so each
   // baseline names it the other way, or names the other container: only the field under test differs.
   'containers[]': [{ spec: { containers: TWO, primaryContainer: 'app' }, without: { containers: [TWO[0] as Container], primaryContainer: 'app' }, field: 'containers[1]' }],
@@ -416,9 +447,14 @@ function initBwrapOf(launch: LaunchSpec): string[] {
   return first.bwrap;
 }
 
+/** The value the gateway would have resolved for a secret env var (a stand-in, distinct per name). */
+const secretValueOf = (name: string): string => `resolved-${name.toLowerCase()}-value`;
+
 function launchOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec): Launched {
   const parsed = SandboxSpecSchema.parse(spec);
+  const primary = parsed.containers.find((c) => c.name === resolved.primaryContainer) ?? parsed.containers[0];
   const launch = toLaunchSpec({
+    secretEnv: Object.fromEntries(secretEnvNamesOf(primary).map((n) => [n, secretValueOf(n)])),
     sandboxId: 'sbx-every-field',
     organizationId: 'org-1',
     runnerId: 'runner-1',
@@ -444,6 +480,7 @@ function launchOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec): Launch
     pod,
     networkPolicy: buildSandboxNetworkPolicy(launch, POD_OPTS),
     services: buildSandboxServices(launch, { name: pod.metadata?.name ?? '', namespace: POD_OPTS.namespace, labels: pod.metadata?.labels ?? {} }),
+    envSecret: buildSecretEnvSecret(launch, podNameFor(launch.sandboxId), POD_OPTS.namespace, {}),
   };
 }
 
@@ -455,7 +492,7 @@ function comparable(b: BackendName, l: Launched): unknown {
   }
   const { [LAUNCH_LABELS_ANNOTATION]: _labels, ...annotations } = l.pod.metadata?.annotations ?? {};
   // Besides the manifests, the backend writes the launch's files into the running pod through exec.
-  return { pod: { ...l.pod, metadata: { ...l.pod.metadata, annotations } }, networkPolicy: l.networkPolicy, services: l.services, files: l.launch.files };
+  return { pod: { ...l.pod, metadata: { ...l.pod.metadata, annotations } }, networkPolicy: l.networkPolicy, services: l.services, envSecret: l.envSecret, files: l.launch.files };
 }
 
 /** A violation on `v` names `field` when it is that field or one that contains it. */
@@ -496,7 +533,10 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
   if (s.steers) return s.steers(res.resolved) ? { outcome: 'honoured' } : { problem: 'admitted, but the resolved spec does not carry it' };
   const launched = launchOf(s.spec, res.resolved);
   if (b === 'kubernetes') {
-    const refused = refusedRuntimeClass(launched.launch, POD_OPTS) ?? refusedGpuType(launched.launch, POD_OPTS);
+    const refused =
+      refusedRuntimeClass(launched.launch, POD_OPTS) ??
+      refusedGpuType(launched.launch, POD_OPTS) ??
+      podLaunchViolations(launched.launch, POD_OPTS).map((v) => `${v.field}: ${v.description}`)[0];
     if (refused) return { problem: `admitted, then refused only at launch without naming the field: ${refused}` };
     // Whatever a field adds to the pod must keep it inside Pod Security `restricted` and the API schema.
     const invalid = [
@@ -504,6 +544,7 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
       ...validateManifest(launched.pod),
       ...validateManifest(launched.networkPolicy),
       ...launched.services.flatMap((svc) => validateManifest(svc)),
+      ...(launched.envSecret ? validateManifest(launched.envSecret) : []),
     ];
     if (invalid.length) return { problem: `admitted, but the generated manifests are not valid: ${invalid.join('; ')}` };
   }

@@ -20,10 +20,24 @@ export function tolerates(tolerations: readonly Toleration[], taint: Taint): boo
   });
 }
 
+/**
+ * `Gt`/`Lt` of a node selector requirement: the label's value and the one given value compare as
+ * integers; a node without the label, or with a value that is no integer, does not match.
+ */
+function matchesNumericRequirement(e: Record<string, unknown>, labels: Record<string, string>): boolean {
+  const INTEGER = /^-?\d+$/;
+  const actual = typeof e.key === 'string' ? labels[e.key] : undefined;
+  const given = Array.isArray(e.values) && e.values.length === 1 ? String(e.values[0]) : undefined;
+  if (actual === undefined || given === undefined || !INTEGER.test(actual) || !INTEGER.test(given)) return false;
+  return e.operator === 'Gt' ? BigInt(actual) > BigInt(given) : BigInt(actual) < BigInt(given);
+}
+
 function matchesNodeSelectorTerm(term: unknown, labels: Record<string, string>): boolean {
   if (!isRecord(term)) return false;
-  const exprs = Array.isArray(term.matchExpressions) ? term.matchExpressions : [];
-  return matchesLabelSelectorObject({ matchExpressions: exprs }, labels);
+  const exprs = (Array.isArray(term.matchExpressions) ? term.matchExpressions : []) as unknown[];
+  const numeric = exprs.filter((e): e is Record<string, unknown> => isRecord(e) && (e.operator === 'Gt' || e.operator === 'Lt'));
+  const rest = exprs.filter((e) => !numeric.includes(e as Record<string, unknown>));
+  return numeric.every((e) => matchesNumericRequirement(e, labels)) && matchesLabelSelectorObject({ matchExpressions: rest }, labels);
 }
 
 function affinityMatches(affinity: unknown, labels: Record<string, string>): boolean {

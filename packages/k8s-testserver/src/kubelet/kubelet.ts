@@ -93,6 +93,7 @@ export class Kubelet {
   private nextIp = 2;
   private readonly podType = mustFindByKind('v1', 'Pod');
   private readonly nodeType = mustFindByKind('v1', 'Node');
+  private readonly secretType = mustFindByKind('v1', 'Secret');
   private readonly opts: Required<Omit<KubeletOptions, 'enabled'>>;
   private readonly unsubscribe: () => void;
   private closed = false;
@@ -224,6 +225,14 @@ export class Kubelet {
       }, this.opts.backoffMs);
       return;
     }
+    const configError = this.envProblem(rt, c.spec);
+    if (configError) {
+      // As the real kubelet: the container is not created, and is retried until its Secret appears.
+      c.current = { state: 'waiting', reason: 'CreateContainerConfigError', message: configError };
+      this.markDirty(rt);
+      c.restartTimer = setTimeout(() => this.runContainer(rt, c), this.opts.backoffMs);
+      return;
+    }
     const startedAt = nowTimestamp();
     if (c.restartCount > 0) {
       c.previousLog = c.log;
@@ -287,8 +296,36 @@ export class Kubelet {
 
   envFor(rt: PodRuntime, spec: Container): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: rt.dir, HOSTNAME: rt.name, KUBERNETES_SERVICE_HOST: '', POD_DIR: rt.dir };
-    for (const e of spec.env ?? []) env[e.name] = e.value ?? '';
+    for (const e of spec.env ?? []) {
+      const ref = e.valueFrom?.secretKeyRef;
+      if (!ref) env[e.name] = e.value ?? '';
+      else {
+        const value = this.secretValue(rt.namespace, ref.name, ref.key);
+        if (typeof value === 'string') env[e.name] = value;
+      }
+    }
     return env;
+  }
+
+  /** A Secret key's value, or why it cannot be read (worded as the kubelet's CreateContainerConfigError). */
+  private secretValue(namespace: string, name: string, key: string): string | { problem: string } {
+    const secret = this.store.peek(this.secretType, namespace, name);
+    if (!secret) return { problem: `secret "${name}" not found` };
+    const data = isRecord(secret.data) ? secret.data : {};
+    const raw = data[key];
+    if (typeof raw !== 'string') return { problem: `couldn't find key ${key} in Secret ${namespace}/${name}` };
+    return Buffer.from(raw, 'base64').toString('utf8');
+  }
+
+  /** Why the container's environment cannot be built (a missing, non-optional Secret or key), if it cannot. */
+  private envProblem(rt: PodRuntime, spec: Container): string | undefined {
+    for (const e of spec.env ?? []) {
+      const ref = e.valueFrom?.secretKeyRef;
+      if (!ref || ref.optional === true) continue;
+      const value = this.secretValue(rt.namespace, ref.name, ref.key);
+      if (typeof value !== 'string') return value.problem;
+    }
+    return undefined;
   }
 
   private exited(rt: PodRuntime, c: ContainerRuntime, state: Extract<ContainerState, { state: 'terminated' }>): void {

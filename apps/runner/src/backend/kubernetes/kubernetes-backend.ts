@@ -1,5 +1,7 @@
 import { PassThrough, Readable, type Duplex } from 'node:stream';
 import { buildPullSecret, pullSecretNameFor } from './pull-secret';
+import { buildSecretEnvSecret, secretEnvSecretNameFor } from './secret-env';
+import { refusePodLaunchViolations } from './launch-violations';
 import { finished } from 'node:stream/promises';
 import * as k8s from '@kubernetes/client-node';
 import { PaddockError, type RunnerCapabilities, type SandboxStateReason } from '@paddock/contracts';
@@ -324,6 +326,7 @@ export class KubernetesBackend implements SandboxBackend {
     if (unsupported.length > 0) {
       throw new PaddockError('failed_precondition', `the Kubernetes backend cannot run ${unsupported.join(', ')}`, { reason: 'CWSANDBOX_POLICY_VIOLATION' });
     }
+    refusePodLaunchViolations(spec, this.podOpts);
     await this.start();
     const pod = buildSandboxPod(spec, this.podOpts);
     if (spec.files.length > 0 && !this.last.has(spec.sandboxId)) this.pendingFiles.set(spec.sandboxId, { files: spec.files, gated: launchIsGated(spec) });
@@ -336,10 +339,12 @@ export class KubernetesBackend implements SandboxBackend {
     }
     const pullSecret = buildPullSecret(spec, podNameFor(spec.sandboxId), this.opts.namespace, pod.metadata?.labels ?? {});
     if (spec.imagePullRegistries?.length && !pullSecret) throw new PaddockError('invalid_argument', 'image pull credentials were not resolved with the create');
-    if (pullSecret) {
+    const envSecret = buildSecretEnvSecret(spec, podNameFor(spec.sandboxId), this.opts.namespace, pod.metadata?.labels ?? {});
+    for (const secret of [pullSecret, envSecret]) {
+      if (!secret) continue;
       try {
-        // Before the pod, so its first pull already has the credentials.
-        await this.core.createNamespacedSecret({ namespace: this.opts.namespace, body: pullSecret, fieldManager: FIELD_MANAGER });
+        // Before the pod, so its first pull already has the credentials and its container its env.
+        await this.core.createNamespacedSecret({ namespace: this.opts.namespace, body: secret, fieldManager: FIELD_MANAGER });
       } catch (e) {
         if (statusCode(e) !== 409) throw e;
       }
@@ -394,12 +399,14 @@ export class KubernetesBackend implements SandboxBackend {
     }
   }
 
-  /** The sandbox's pull Secret, if it has one: gone with its pod, so no credential outlives the sandbox. */
+  /** The sandbox's pull and secret-env Secrets, if it has them: gone with its pod, so no credential outlives the sandbox. */
   private async deletePullSecret(sandboxId: string): Promise<void> {
-    try {
-      await this.core.deleteNamespacedSecret({ namespace: this.opts.namespace, name: pullSecretNameFor(podNameFor(sandboxId)) });
-    } catch (e) {
-      if (statusCode(e) !== 404) throw e;
+    for (const name of [pullSecretNameFor(podNameFor(sandboxId)), secretEnvSecretNameFor(podNameFor(sandboxId))]) {
+      try {
+        await this.core.deleteNamespacedSecret({ namespace: this.opts.namespace, name });
+      } catch (e) {
+        if (statusCode(e) !== 404) throw e;
+      }
     }
   }
 

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import { imagePullSecretsOf } from './pull-secret';
 import { containerPortsOf, SANDBOX_POD_LABEL, serviceIngressOf } from './services';
-import { containerSecurityContext, podEnvOf, SANDBOX_UID, WORKSPACE_PATH, initContainersOf, podVolumeMountsOf, scratchVolumesOf, sidecarsOf, startupProbeOf } from './pod-parts';
+import { podAnnotationsOf, podLabelsOf } from './pod-metadata';
+import { podPlacementOf } from './pod-placement';
+import { sandboxEnvOf } from './secret-env';
+import { containerSecurityContext, SANDBOX_UID, WORKSPACE_PATH, initContainersOf, podVolumeMountsOf, scratchVolumesOf, sidecarsOf, startupProbeOf } from './pod-parts';
 import type { V1NetworkPolicy, V1NetworkPolicyEgressRule, V1NetworkPolicyPeer, V1Pod } from '@kubernetes/client-node';
 import { ANNOTATIONS, LABELS } from '@paddock/contracts';
 import type { EgressCidrRule, LaunchSpec } from '../sandbox-backend';
@@ -156,18 +159,19 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
     metadata: {
       name: podNameFor(spec.sandboxId),
       namespace: opts.namespace,
-      labels: {
+      // The runner policy's base labels and the resolved annotations, under the platform's own keys.
+      labels: podLabelsOf(spec, {
         [SANDBOX_ID_LABEL]: labelValue(spec.sandboxId),
         [ORGANIZATION_ID_LABEL]: labelValue(spec.organizationId),
         [RUNNER_LABEL]: labelValue(spec.runnerId),
         // What the sandbox's Services select: unique to this pod, where the id label may be clipped.
         [SANDBOX_POD_LABEL]: podNameFor(spec.sandboxId),
-      },
-      annotations: {
+      }),
+      annotations: podAnnotationsOf(spec, {
         [SANDBOX_ID_ANNOTATION]: spec.sandboxId,
         [LAUNCH_LABELS_ANNOTATION]: JSON.stringify(spec.labels),
         ...(spec.files.length > 0 ? { [LAUNCH_FILES_ANNOTATION]: 'pending' } : {}),
-      },
+      }),
     },
     spec: {
       restartPolicy: 'Never',
@@ -177,8 +181,8 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
       ...imagePullSecretsOf(spec, podNameFor(spec.sandboxId)),
       ...(opts.userNamespaces === false ? {} : { hostUsers: false }),
       ...(runtimeClassName ? { runtimeClassName } : {}),
-      // The only node selection a launch gets: the GPU model it asked for (never from user fields).
-      ...(spec.gpuCount && spec.gpuType !== undefined ? { nodeSelector: { [opts.gpuTypeLabel ?? DEFAULT_GPU_TYPE_LABEL]: spec.gpuType } } : {}),
+      // The only node selection a launch gets: its GPU model and memory, and the runner policy's base placement (pod-placement.ts).
+      ...podPlacementOf(spec, { gpuTypeLabel: opts.gpuTypeLabel ?? DEFAULT_GPU_TYPE_LABEL }),
       ...(opts.imagePullSecrets?.length ? { imagePullSecrets: opts.imagePullSecrets.map((name) => ({ name })) } : {}),
       terminationGracePeriodSeconds: 10,
       securityContext: {
@@ -195,7 +199,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
           imagePullPolicy: 'IfNotPresent',
           ...(spec.command.length > 0 ? { command: mainCommand(spec) } : {}),
           workingDir: spec.workingDir ?? WORKSPACE_PATH,
-          env: podEnvOf(spec.env),
+          env: sandboxEnvOf(spec, podNameFor(spec.sandboxId)),
           resources: { limits, requests: requestsOf(spec, limits) },
           securityContext: containerSecurityContext(),
           ...(spec.startupProbe ? { startupProbe: startupProbeOf(spec.startupProbe) } : {}),

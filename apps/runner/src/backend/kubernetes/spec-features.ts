@@ -26,4 +26,16 @@ export const KUBERNETES_SPEC_FEATURES: readonly SpecFeature[] = [
   'startupProbe',
   // A ClusterIP Service per public port, owned by the pod; the gateway's relay connects through it (services.ts).
   'services',
+  // Pod annotations, and the runner policy's pinned annotations and labels over them; keys under
+  // the platform's `paddock.dev/` and runtime/security prefixes are refused at launch (pod-metadata.ts).
+  'annotations',
+  'base.annotations',
+  'base.labels',
+  // A base's placement fields (tolerations, nodeSelector, node affinity, scheduler, priority class);
+  // every other pod field of a base is refused at launch by name (base-pod-spec.ts).
+  'base.podSpec',
+  // Required node affinity on GPU Feature Discovery's `nvidia.com/gpu.memory` (gpu-affinity.ts).
+  'gpu.memoryGb',
+  // Resolved secret values in a per-sandbox Secret, read through secretKeyRef (secret-env.ts).
+  'secretStores',
 ];
