@@ -135,7 +135,7 @@ export function basePlacementOf(spec: Pick<LaunchSpec, 'base'>): BasePlacement {
   const nodeSelector = TAKEN.nodeSelector.safeParse(podSpec.nodeSelector);
   if (nodeSelector.success) out.nodeSelector = nodeSelector.data;
   const affinity = TAKEN.affinity.safeParse(podSpec.affinity);
-  if (affinity.success) out.affinity = affinity.data as V1Affinity;
+  if (affinity.success) out.affinity = affinity.data;
   const scheduler = TAKEN.schedulerName.safeParse(podSpec.schedulerName);
   if (scheduler.success) out.schedulerName = scheduler.data;
   const priority = TAKEN.priorityClassName.safeParse(podSpec.priorityClassName);
