@@ -444,12 +444,18 @@ class Supervisor:
       try:
         ours.close()
         os.close(pid_r)
-        enter_sandbox(self.p, self.init_pid)
+        # On cgroup v1 the daemon joins every cgroup of the sandbox but the cpu one, whose
+        # cgroup.procs it keeps open for the commands it starts (see execd_main).
+        cpu_procs = execd_cpu_procs(self.p)
+        cpu_fd = os.open(cpu_procs, os.O_WRONLY | os.O_CLOEXEC) if cpu_procs else None
+        for procs in self.p['cgroupProcs']:
+          if procs != cpu_procs: write_file(procs, str(os.getpid()))
+        enter_sandbox(self.p, self.init_pid, join_cgroups=False)
         # The second fork puts the daemon in the sandbox's pid namespace (setns(pid) applies to
         # children). This intermediate exits at once; the daemon is reparented to the supervisor
         # (a child subreaper), which reaps it like a handler when it exits.
         child = os.fork()
-        if child == 0: execd_main(self.p, theirs)
+        if child == 0: execd_main(self.p, theirs, cpu_fd)
         os.write(pid_w, struct.pack('<i', child))
         code = 0
       finally:
@@ -739,6 +745,12 @@ class Supervisor:
     else:
       if not self.running: self.emit('STATE_RUNNING')
       self.emit('STATE_COMPLETED' if code == 0 else 'STATE_FAILED', 'EXITED', None if code == 0 else 'main process exited with code %s' % code, code)
+
+def execd_cpu_procs(p):
+  # The cpu hierarchy's cgroup.procs of the sandbox, where cpu is a v1 hierarchy of its own
+  # (several cgroup.procs files). On v2 one cgroup holds every controller: the daemon stays in it.
+  procs = os.path.join(os.path.dirname(p['cpuSteady']['file']), 'cgroup.procs')
+  return procs if len(p['cgroupProcs']) > 1 and procs in p['cgroupProcs'] else None
 
 # ---- handlers (run in a forked child of the supervisor) ----
 def enter_sandbox(p, init_pid, join_cgroups=True):

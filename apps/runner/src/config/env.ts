@@ -111,7 +111,12 @@ export const RunnerEnvSchema = z.object({
   /** Capacity offered to sandboxes; defaults to the whole host. */
   PADDOCK_CAPACITY_CPU_MILLIS: z.coerce.number().int().positive().default(availableParallelism() * 1000),
   PADDOCK_CAPACITY_MEMORY_BYTES: z.coerce.number().int().positive().default(totalmem()),
-  PADDOCK_CAPACITY_SANDBOXES: z.coerce.number().int().positive().default(100),
+  /**
+   * Live sandboxes at most. The bound is the platform's own cost per sandbox, not the sandboxes'
+   * requests (those are counted above): bench/density.ts keeps 250 idle ones RUNNING on 2 vCPUs /
+   * 24 GiB with exec latency unchanged, at a few MiB of platform memory each; 100 stopped it.
+   */
+  PADDOCK_CAPACITY_SANDBOXES: z.coerce.number().int().positive().default(500),
   /** Per-sandbox caps that the policy has no field for (they protect the host, not the tenant). */
   PADDOCK_SANDBOX_PIDS_MAX: z.coerce.number().int().positive().default(1024),
   PADDOCK_SANDBOX_DISK_BYTES: z.coerce.number().int().positive().default(1024 ** 3),

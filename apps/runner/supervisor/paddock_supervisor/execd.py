@@ -8,11 +8,19 @@ from paddock_supervisor.sysutil import drop_privileges, libc, PR_SET_DUMPABLE, P
 # ---- exec daemon (runs inside the sandbox, see Supervisor.start_exec) ----
 SPAWN_SIGDEF = (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGHUP, signal.SIGQUIT)
 
-def execd_main(p, sock):
+def execd_main(p, sock, cpu_procs=None):
+  # cpu_procs: on cgroup v1, a descriptor of the sandbox's cpu cgroup.procs (opened by the
+  # supervisor, as root, before entering the sandbox). The daemon then stays out of that cgroup:
+  # its own work (reading a request, starting the command, reporting the exit) is the platform's,
+  # and under a 100m quota it used to wait for the next 100 ms period behind the commands. Only
+  # the commands join it, through spares that move themselves there before any command is known.
   try:
-    keep = sock.fileno()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, 1 << 20)
+    keep = sorted(fd for fd in (sock.fileno(), cpu_procs) if fd is not None)
+    lo = 3
+    for fd in keep:
+      os.closerange(lo, fd)
+      lo = fd + 1
+    os.closerange(lo, 1 << 20)
     null = os.open('/dev/null', os.O_RDWR)
     for t in (0, 1, 2): os.dup2(null, t)
     if null > 2: os.close(null)
@@ -24,9 +32,45 @@ def execd_main(p, sock):
     resource.setrlimit(resource.RLIMIT_NOFILE, (p['nofile'], p['nofile']))
     install_seccomp(seccomp_program())
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    ExecDaemon(sock, p['execCwd']).run()
+    ExecDaemon(sock, p['execCwd'], cpu_procs).run()
   finally:
     os._exit(0)
+
+def spare_main(orders, cpu_procs):
+  # Forked from the exec daemon (same uid, namespaces, seccomp filter, not dumpable): joins the
+  # sandbox's cpu cgroup at once, then waits for its one command. From here on every cycle is
+  # charged to the sandbox's quota, so this does as little as it can before the execve.
+  keep = sorted((orders.fileno(), cpu_procs))
+  lo = 3
+  for fd in keep:
+    os.closerange(lo, fd)
+    lo = fd + 1
+  os.closerange(lo, 1 << 20)
+  # Its own name: the daemon is the one process of the sandbox called paddock-execd.
+  libc.prctl(PR_SET_NAME, b'paddock-spare', 0, 0, 0)
+  try: os.write(cpu_procs, b'0')
+  except OSError as e: outside = e
+  else: outside = None
+  os.close(cpu_procs)
+  os.setsid()
+  try: msg, fds, _, _ = socket.recv_fds(orders, 1 << 20, 2)
+  except OSError: os._exit(0)
+  if not msg or len(fds) != 2: os._exit(0)
+  o = json.loads(msg)
+  io, err = fds
+  try:
+    # Never run a command outside its quota.
+    if outside is not None: raise OSError(outside.errno, "cannot join the sandbox's cpu cgroup: %s" % outside.strerror)
+    for t, fd in enumerate((io, io, err)): os.dup2(fd, t)
+    os.closerange(3, 1 << 20)
+    for sig in SPAWN_SIGDEF: signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    os.chdir(o['cwd'])
+    os.execve(o['exe'], o['argv'], o['env'])
+  except OSError as e:
+    try: os.write(2, ('paddock: cannot run %s: %s\n' % (o['argv'][0], e)).encode())
+    except OSError: pass
+  os._exit(127)
 
 def resolve_command(cmd, path):
   if '/' in cmd: return cmd
@@ -36,15 +80,20 @@ def resolve_command(cmd, path):
   raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cmd)
 
 class ExecDaemon:
-  def __init__(self, sock, cwd):
+  def __init__(self, sock, cwd, cpu_procs=None):
     self.sock = sock
     self.cwd = cwd
+    self.cpu_procs = cpu_procs
+    self.spare = None
     self.poller = select.poll()
     self.poller.register(sock.fileno(), select.POLLIN)
     self.by_pidfd = {}
     self.by_ctl = {}
 
   def run(self):
+    if self.cpu_procs is not None:
+      try: self.spare = self.fork_spare()
+      except OSError: self.spare = None
     while True:
       for fd, ev in self.poller.poll():
         if fd == self.sock.fileno():
@@ -66,9 +115,13 @@ class ExecDaemon:
     try:
       os.chdir(req['cwd'] or self.cwd)
       exe = resolve_command(argv[0], env.get('PATH', os.defpath))
-      pid = os.posix_spawn(exe, argv, env, setsid=True, setsigdef=SPAWN_SIGDEF, setsigmask=(),
-                           file_actions=[(os.POSIX_SPAWN_DUP2, io.fileno(), 0), (os.POSIX_SPAWN_DUP2, io.fileno(), 1),
-                                         (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
+      if self.cpu_procs is None:
+        pid = os.posix_spawn(exe, argv, env, setsid=True, setsigdef=SPAWN_SIGDEF, setsigmask=(),
+                             file_actions=[(os.POSIX_SPAWN_DUP2, io.fileno(), 0), (os.POSIX_SPAWN_DUP2, io.fileno(), 1),
+                                           (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
+        pidfd = os.pidfd_open(pid)
+      else:
+        pid, pidfd = self.run_in_spare({'exe': exe, 'argv': argv, 'env': env, 'cwd': os.getcwd()}, [io.fileno(), err.fileno()])
     except OSError as e:
       try: err.sendall(('paddock: cannot run %s: %s\n' % (argv[0], e)).encode())
       except OSError: pass
@@ -78,13 +131,51 @@ class ExecDaemon:
       return
     io.close()
     err.close()
-    job = {'pid': pid, 'ctl': ctl, 'buf': b'', 'pidfd': os.pidfd_open(pid)}
+    job = self.by_pidfd.get(pidfd) or {'pid': pid, 'pidfd': pidfd}
+    job.update(ctl=ctl, buf=b'')
     try: send_line(ctl, {'started': True, 'pid': pid})
     except OSError: pass
-    self.by_pidfd[job['pidfd']] = job
-    self.poller.register(job['pidfd'], select.POLLIN)
+    if pidfd not in self.by_pidfd:
+      self.by_pidfd[pidfd] = job
+      self.poller.register(pidfd, select.POLLIN)
     self.by_ctl[ctl.fileno()] = job
     self.poller.register(ctl.fileno(), select.POLLIN)
+    # The next command's spare, now: its move into the cgroup (an RCU grace period on v1, about
+    # 10 ms) is paid before that command arrives rather than when it does.
+    try: self.spare = self.fork_spare()
+    except OSError: self.spare = None
+
+  # ---- spares: processes already in the sandbox's cpu cgroup, each waiting for one command ----
+  def fork_spare(self):
+    orders, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:
+      try:
+        orders.close()
+        spare_main(theirs, self.cpu_procs)
+      finally:
+        os._exit(127)
+    theirs.close()
+    pidfd = os.pidfd_open(pid)
+    # Reaped like a command if it dies idle (the workload may kill it: same uid).
+    self.by_pidfd[pidfd] = {'pid': pid, 'pidfd': pidfd, 'ctl': None}
+    self.poller.register(pidfd, select.POLLIN)
+    return {'pid': pid, 'pidfd': pidfd, 'orders': orders}
+
+  def run_in_spare(self, order, fds):
+    msg = json.dumps(order).encode()
+    for _ in range(2):
+      if self.spare is None: self.spare = self.fork_spare()
+      spare, self.spare = self.spare, None
+      try:
+        socket.send_fds(spare['orders'], [msg], fds)
+        return spare['pid'], spare['pidfd']
+      except OSError:
+        # Gone already: its pidfd reaps it; try a fresh one.
+        pass
+      finally:
+        spare['orders'].close()
+    raise OSError(errno.ECHILD, 'no process to run the command in')
 
   def file(self, req, fds):
     # File requests run in a fork of the daemon: already confined, so a read or write costs a
