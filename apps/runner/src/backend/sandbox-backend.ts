@@ -324,6 +324,8 @@ export interface SandboxBackend {
    */
   recover(): Promise<RecoveredSandbox[]>;
   reap(sandboxId: string, reason: SandboxStateReason): Promise<void>;
+  /** The runner forgot this ended sandbox's record (no call names it again): drop what is kept for it. */
+  forget?(sandboxId: string): void;
   /**
    * Freezes a RUNNING sandbox (its processes keep their memory) and resolves once the backend has
    * reported STATE_PAUSED; paused time does not count against its lifetime. Absent: the backend

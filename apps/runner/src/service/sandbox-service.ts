@@ -647,6 +647,7 @@ export class SandboxService {
     for (const [id, rec] of this.records) {
       if (isTerminalSandboxState(rec.state) && (rec.endTime?.getTime() ?? 0) < cutoff) {
         this.records.delete(id);
+        this.d.backend.forget?.(id);
         n++;
       }
     }

@@ -488,9 +488,12 @@ export class WarmPoolBackend implements SandboxBackend {
       const member = pool?.members.get(e.sandboxId);
       if (!pool || !member) return;
       if (e.state === 'STATE_RUNNING') {
-        member.ready = true;
         pool.failures = 0;
         if (pool.error?.startsWith('warm sandbox failed')) delete pool.error;
+        void this.prime(e.sandboxId).then(() => {
+          // Still idle in its pool (not drained or ended meanwhile): now it may be taken.
+          if (pool.members.get(member.id) === member) member.ready = true;
+        });
       } else if (isTerminalSandboxState(e.state)) {
         if (member.ready) {
           // A warm sandbox that died idle is replaced at once.
@@ -505,6 +508,21 @@ export class WarmPoolBackend implements SandboxBackend {
       return;
     }
     this.emit(e);
+  }
+
+  /**
+   * Does before a take what the first command of a taken sandbox would otherwise pay for: the
+   * local backend starts a sandbox's exec daemon (a fork that joins the sandbox's cgroups, an RCU
+   * grace period on cgroup v1, and enters its namespaces) on its first exec or file call, which
+   * was most of a warm sandbox's time to first command. A `stat` of `/` is a file call that runs
+   * nothing of the image, so the sandbox has still never run user code. A Kubernetes pod's exec
+   * has no such first-call cost on the runner's side, so only the local backend is primed.
+   */
+  private async prime(warmId: string): Promise<void> {
+    if (this.d.inner.kind !== 'local') return;
+    await this.d.inner.stat(warmId, '/').catch((e: unknown) => {
+      this.d.log.warn('Could not prime a warm sandbox (its first command starts its exec daemon)', { warmId, error: String(e) });
+    });
   }
 
   private emit(e: BackendEvent): void {
@@ -602,6 +620,22 @@ export class WarmPoolBackend implements SandboxBackend {
 
   reap(sandboxId: string, reason: SandboxStateReason): Promise<void> {
     return this.d.inner.reap(this.real(sandboxId), reason);
+  }
+
+  /**
+   * The service no longer knows `sandboxId` (it forgot the ended record): no call can name it
+   * again, so a taken sandbox's tie to its warm id goes too (else the maps grow with every take).
+   */
+  forget(sandboxId: string): void {
+    const t = this.taken.get(sandboxId);
+    if (!t) return;
+    this.taken.delete(sandboxId);
+    this.warmToSandbox.delete(t.warmId);
+  }
+
+  /** Taken sandboxes still tied to their warm ids (bounded by the service's retention of ended ones). */
+  takenCount(): number {
+    return this.taken.size;
   }
 
   degraded(): string | undefined {

@@ -57,6 +57,15 @@ function cgroupPids(h: Harness, id: string): number[] {
   }
 }
 
+/** A process's command line ('' once it is gone). */
+function cmdlineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 describe('runner warm pools on the local backend', () => {
   let h: Harness;
   let configDir: string;
@@ -113,6 +122,12 @@ describe('runner warm pools on the local backend', () => {
     // The warm sandboxes are the runner's, not anyone's: no create, no record, nothing listed.
     expect(h.runner.service.list({ organizationId: ORG, showTerminated: true })).toEqual([]);
     for (const id of h.runner.warmPools.memberIds('agents')) expect(cgroupPids(h, id).length).toBeGreaterThan(0);
+    // Each ready one was primed: its exec daemon (a fork of the Python supervisor, inside the
+    // sandbox's cgroups) already runs, so a take's first command does not start it.
+    for (const id of h.runner.warmPools.memberIds('agents')) {
+      const cmdlines = cgroupPids(h, id).map(cmdlineOf);
+      expect(cmdlines.some((c) => c.includes('python')), `exec daemon in ${id}: ${JSON.stringify(cmdlines)}`).toBe(true);
+    }
   }, 90_000);
 
   it("gives a matching create a warm sandbox (no cold launch) with the create's identity, env, files, tags and lifetime", async () => {
@@ -153,6 +168,12 @@ describe('runner warm pools on the local backend', () => {
     const end = await h.waitState('warm-user-1', 'STATE_FAILED', 20_000).catch(async () => h.waitState('warm-user-1', 'STATE_COMPLETED', 1));
     expect(end.reason).toBe('LIFETIME_EXPIRED');
     await waitFor(() => cgroupPids(h, warmId as string).length === 0, { timeoutMs: 15_000, what: 'the taken sandbox gone' });
+
+    // Once the service forgets the ended sandbox, the pools forget its warm id too.
+    const takenBefore = h.runner.warmPools.takenCount();
+    expect(h.runner.service.pruneTerminated(0)).toBeGreaterThan(0);
+    expect(h.runner.warmPools.warmIdOf('warm-user-1')).toBeUndefined();
+    expect(h.runner.warmPools.takenCount()).toBe(takenBefore - 1);
   }, 90_000);
 
   it('pauses and resumes a taken warm sandbox under its create\'s id (the pools pass on every optional operation of their backend)', async () => {
