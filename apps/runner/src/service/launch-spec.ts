@@ -3,6 +3,7 @@ import { SandboxEffectiveFieldsSchema, SandboxSpecSchema } from '@paddock/contra
 import { z } from 'zod';
 import type { EgressCidrRule, LaunchSpec } from '../backend/sandbox-backend';
 import { podLaunchFields } from './launch-pod';
+import { launchSecurityOf } from './launch-security';
 import { imagePullRegistriesOf, secretEnvNamesOf } from './secret-env';
 
 /** Host-protecting caps the policy has no field for; they come from the runner's configuration. */
@@ -168,6 +169,7 @@ export function toLaunchSpec(input: {
       [SANDBOX_META_LABEL]: JSON.stringify(input.meta),
     },
     ...podLaunchFields(resolved, primary, { diskBytes: input.caps.diskBytes, memoryBytes }),
+    ...launchSecurityOf(primary),
   };
 }
 
