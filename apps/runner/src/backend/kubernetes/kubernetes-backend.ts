@@ -2,7 +2,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { buildPullSecret, pullSecretNameFor } from './pull-secret';
 import { finished } from 'node:stream/promises';
 import * as k8s from '@kubernetes/client-node';
-import { PaddockError, type RunnerCapabilities, type SandboxStateReason } from '@paddock/contracts';
+import { PaddockError, type FieldViolation, type ResolvedSandboxSpec, type RunnerCapabilities, type SandboxStateReason } from '@paddock/contracts';
 import type {
   BackendEvent,
   ExecProcess,
@@ -37,6 +37,7 @@ import {
 } from './sandbox-pod';
 import { parseLs, parseStat } from './file-listing';
 import { KUBERNETES_SPEC_FEATURES } from './spec-features';
+import { kubernetesSecurityViolations } from './security-context';
 import { podFeaturesRefused } from '../pod-features';
 
 export interface KubernetesBackendOptions {
@@ -160,6 +161,10 @@ export class KubernetesBackend implements SandboxBackend {
       images: [],
       specFeatures: [...KUBERNETES_SPEC_FEATURES],
     };
+  }
+
+  securityViolations(resolved: ResolvedSandboxSpec): FieldViolation[] {
+    return kubernetesSecurityViolations(resolved);
   }
 
   onEvent(listener: (e: BackendEvent) => void): void {

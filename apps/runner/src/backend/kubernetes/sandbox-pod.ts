@@ -192,7 +192,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
           workingDir: spec.workingDir ?? WORKSPACE_PATH,
           env: podEnvOf(spec.env),
           resources: { limits, requests: requestsOf(spec, limits) },
-          securityContext: containerSecurityContext(),
+          securityContext: containerSecurityContext(spec.securityContext),
           ...(spec.startupProbe ? { startupProbe: startupProbeOf(spec.startupProbe) } : {}),
           volumeMounts: [
             { name: 'workspace', mountPath: WORKSPACE_PATH },
