@@ -9,7 +9,6 @@ import {
   type Container,
   type Policy,
   type ResolvedSandboxSpec,
-  type RunnerCapabilities,
   type SandboxSpecInput,
   type SandboxVolume,
 } from '@paddock/contracts';
