@@ -220,7 +220,7 @@ class Supervisor:
     if self.parked is not None:
       # A warm slot's launcher is already in the sandbox's cgroups: it only needs its orders.
       pk = self.parked
-      os.write(pk['go'], json.dumps({'exe': p['bwrapExe'], 'argv': p['bwrap'], 'nofile': p['nofile'], 'uid': p['uid'], 'gid': p['gid'], 'netns': p.get('netns')}).encode())
+      os.write(pk['go'], json.dumps({'exe': p['bwrapExe'], 'argv': p['bwrap'], 'nofile': p['nofile'], 'uid': p['uid'], 'gid': p['gid'], 'netns': p.get('netns'), 'lowPorts': p.get('lowPorts')}).encode())
       os.close(pk['go'])
       self.bwrap_pid = pk['pid']
       self.pidfd = os.pidfd_open(pk['pid'])
@@ -233,7 +233,7 @@ class Supervisor:
     if pid == 0:
       try:
         for procs in p['cgroupProcs']: write_file(procs, str(os.getpid()))
-        exec_bwrap(p['bwrapExe'], p['bwrap'], p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me, p.get('netns'))
+        exec_bwrap(p['bwrapExe'], p['bwrap'], p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me, p.get('netns'), p.get('lowPorts'))
       except BaseException as e:
         try: os.write(2, ('bwrap: paddock launch failed: %s\n' % e).encode())
         finally: os._exit(1)
@@ -411,7 +411,7 @@ class Supervisor:
         except OSError: pass
         for cn in conns: cn.close()
         return
-      self.start_handler(dict(req, cwd=req.get('cwd') or c['execCwd']), conns, init_pid)
+      self.start_handler(dict(req, cwd=req.get('cwd') or c['execCwd']), conns, init_pid, sidecar_identity(self.p, c))
       return
     if not req.get('tty') and self.execd_send({'op': 'exec', 'argv': req['argv'], 'env': req.get('env') or {}, 'cwd': req.get('cwd') or self.p['execCwd']}, conns):
       for c in conns: c.close()
@@ -472,7 +472,7 @@ class Supervisor:
     ours.setblocking(False)
     return ours
 
-  def start_handler(self, req, conns, init_pid=None):
+  def start_handler(self, req, conns, init_pid=None, plan=None):
     # Callers have refused requests to a sandbox that is not running (refuse_not_running).
     pid = os.fork()
     if pid == 0:
@@ -487,9 +487,10 @@ class Supervisor:
         null = os.open('/dev/null', os.O_RDWR)
         for t in (0, 1, 2): os.dup2(null, t)
         os.close(null)
-        if req['op'] == 'file': file_handler(self.p, init_pid or self.init_pid, conns[0], req)
+        p = plan or self.p
+        if req['op'] == 'file': file_handler(p, init_pid or self.init_pid, conns[0], req)
         elif req['op'] == 'connect': relay_handler(self.p, self.init_pid, conns[0], int(req['port']))
-        else: exec_handler(self.p, init_pid or self.init_pid, conns, req)
+        else: exec_handler(p, init_pid or self.init_pid, conns, req)
       except BaseException as e:
         code = 1
         try: send_line(conns[0], {'ok': False, 'errno': 'EIO', 'message': str(e), 'exit': 126})
@@ -753,6 +754,10 @@ def execd_cpu_procs(p):
   return procs if len(p['cgroupProcs']) > 1 and procs in p['cgroupProcs'] else None
 
 # ---- handlers (run in a forked child of the supervisor) ----
+def sidecar_identity(p, c):
+  # An exec in a sidecar runs as that container runs (its runAsUser, its capabilities), never as the primary.
+  return dict(p, innerUid=c.get('innerUid', p['uid']), innerGid=c.get('innerGid', p['gid']), capAdd=c.get('capAdd') or [])
+
 def enter_sandbox(p, init_pid, join_cgroups=True):
   if join_cgroups:
     for procs in p['cgroupProcs']: write_file(procs, str(os.getpid()))
@@ -987,7 +992,7 @@ def warm_slot(slot_path):
         orders += chunk
       if not orders: os._exit(0)
       o = json.loads(orders)
-      exec_bwrap(o['exe'], o['argv'], o['nofile'], o['uid'], o['gid'], [out_w, err_w, info_w, sc_r], me, o.get('netns'))
+      exec_bwrap(o['exe'], o['argv'], o['nofile'], o['uid'], o['gid'], [out_w, err_w, info_w, sc_r], me, o.get('netns'), o.get('lowPorts'))
     except BaseException as e:
       try: os.write(err_w, ('bwrap: paddock launch failed: %s\n' % e).encode())
       finally: os._exit(1)

@@ -1,5 +1,5 @@
 import type { Duplex, Readable, Writable } from 'node:stream';
-import type { ContainerStatusView, PortProtocol, RunnerCapabilities, SandboxState, SandboxStateReason } from '@paddock/contracts';
+import type { ContainerStatusView, FieldViolation, PortProtocol, ResolvedSandboxSpec, RunnerCapabilities, SandboxState, SandboxStateReason } from '@paddock/contracts';
 
 /**
  * The seam between the runner service (policy, RPC, heartbeats, bookkeeping) and a backend that
@@ -113,6 +113,8 @@ export interface LaunchSpec {
   base?: LaunchBase;
   /** The GPU memory a GPU must have, in GB (with `gpuCount`): a backend that places GPUs selects nodes by it. */
   gpuMemoryGb?: number;
+  /** The primary container's security context beyond the platform's defaults (absent = none asked). */
+  securityContext?: LaunchSecurityContext;
 }
 
 /** The runner policy's `base` attachments a backend applies to the sandbox's pod. */
@@ -126,6 +128,21 @@ export interface LaunchBase {
   podSpec: Record<string, unknown>;
 }
 
+/**
+ * What a container's `securityContext` asks beyond what every sandbox has (no capability, no
+ * privilege escalation, a read-only root, the platform's seccomp profile). Only what was asked is
+ * set; a backend that cannot honour a value has refused it at create (`securityViolations`).
+ */
+export interface LaunchSecurityContext {
+  /** The uid/gid the container's processes run as (inside the sandbox's user namespace on the local backend). */
+  runAsUser?: number;
+  runAsGroup?: number;
+  /** Capabilities to keep, upper case without the `CAP_` prefix (`NET_BIND_SERVICE`), deduplicated. */
+  capabilitiesAdd?: string[];
+  /** A seccomp profile other than the platform's `RuntimeDefault` (`Localhost/<path>`). */
+  seccompProfile?: string;
+}
+
 /** A container other than the primary: its own image, command, environment and files. */
 export interface LaunchContainer {
   name: string;
@@ -135,6 +152,7 @@ export interface LaunchContainer {
   workingDir?: string;
   files: { path: string; content: Buffer }[];
   volumeMounts: LaunchVolumeMount[];
+  securityContext?: LaunchSecurityContext;
 }
 
 export interface LaunchVolumeMount {
@@ -286,6 +304,11 @@ export interface RecoveredSandbox {
 export interface SandboxBackend {
   readonly kind: 'local' | 'kubernetes';
   capabilities(): RunnerCapabilities;
+  /**
+   * What the containers' security contexts ask that this backend cannot give, each naming the
+   * field (checked at create, after the policy engine admitted the spec). Absent: nothing refused.
+   */
+  securityViolations?(resolved: ResolvedSandboxSpec): FieldViolation[];
   /** Subscribes to state changes of every sandbox this backend runs. */
   onEvent(listener: (e: BackendEvent) => void): void;
   /**

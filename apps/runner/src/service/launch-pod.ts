@@ -1,5 +1,6 @@
 import { DEFAULT_SNAPSHOT_VOLUME, httpEndpointsOf, PaddockError, serviceViolations, type FieldViolation, type ResolvedContainer, type ResolvedSandboxSpec } from '@paddock/contracts';
 import { z } from 'zod';
+import { launchSecurityOf } from './launch-security';
 import type { LaunchContainer, LaunchProbe, LaunchSpec, LaunchVolume, LaunchVolumeMount } from '../backend/sandbox-backend';
 
 /**
@@ -100,6 +101,7 @@ function launchContainerOf(c: ResolvedContainer): LaunchContainer {
     ...(c.workingDir ? { workingDir: c.workingDir } : {}),
     files: c.files.map((f) => ({ path: f.path, content: Buffer.from(f.content, 'base64') })),
     volumeMounts: mountsOf(c),
+    ...launchSecurityOf(c),
   };
 }
 

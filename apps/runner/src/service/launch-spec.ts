@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { EgressCidrRule, LaunchSpec } from '../backend/sandbox-backend';
 import { podLaunchFields } from './launch-pod';
 import { podMetadataLaunchFields } from './launch-metadata';
+import { launchSecurityOf } from './launch-security';
 import { imagePullRegistriesOf, secretEnvNamesOf } from './secret-env';
 
 /** Host-protecting caps the policy has no field for; they come from the runner's configuration. */
@@ -170,6 +171,7 @@ export function toLaunchSpec(input: {
     },
     ...podLaunchFields(resolved, primary, { diskBytes: input.caps.diskBytes, memoryBytes }),
     ...podMetadataLaunchFields(resolved, primary),
+    ...launchSecurityOf(primary),
   };
 }
 

@@ -153,6 +153,7 @@ export class WarmPoolBackend implements SandboxBackend {
   readonly resume?: SandboxBackend['resume'];
   readonly snapshotDisk?: SandboxBackend['snapshotDisk'];
   readonly usage?: SandboxBackend['usage'];
+  readonly securityViolations?: SandboxBackend['securityViolations'];
 
   constructor(deps: WarmPoolDeps) {
     this.d = deps;
@@ -170,6 +171,8 @@ export class WarmPoolBackend implements SandboxBackend {
     if (snapshotDisk) this.snapshotDisk = (id, out) => snapshotDisk(this.real(id), out);
     const usage = inner.usage?.bind(inner);
     if (usage) this.usage = (id) => usage(this.real(id));
+    const securityViolations = inner.securityViolations?.bind(inner);
+    if (securityViolations) this.securityViolations = securityViolations;
     deps.inner.onEvent((e) => this.onInnerEvent(e));
     this.maintenance = setInterval(() => this.recycleAging(), MAINTENANCE_MS);
     this.maintenance.unref();
@@ -262,6 +265,8 @@ export class WarmPoolBackend implements SandboxBackend {
     const typed = SandboxSpecSchema.safeParse(def.template);
     if (!typed.success) return { error: `template invalid: ${typed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` };
     const { resolved } = decision;
+    const refused = this.d.inner.securityViolations?.(resolved) ?? [];
+    if (refused.length) return { error: `template refused: ${refused.map((v) => `${v.field} (${v.rule}): ${v.description}`).join('; ')}` };
     const reservation = reservationOf(resolved);
     const meta: PersistedSandboxMeta = {
       v: 1,

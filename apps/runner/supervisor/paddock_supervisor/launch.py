@@ -1,10 +1,13 @@
 """Starting a container's bwrap: its pipes, and the launcher that drops to the sandbox user and execs it."""
-import ctypes, os, resource, signal
+import ctypes, fcntl, os, resource, signal, socket, struct
 
+from paddock_supervisor.caps import allow_low_ports
 from paddock_supervisor.seccomp import seccomp_program
 from paddock_supervisor.sysutil import high_fd, libc, reset_signals, PR_SET_PDEATHSIG
 
 CLONE_NEWNET = 0x40000000
+IFREQ = struct.Struct('16sH22x')
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 def launcher_pipes():
   # bwrap's stdout, stderr, info (child pid) and seccomp program pipes; the program is written now.
@@ -49,10 +52,29 @@ def env_memfd(argv):
   os.lseek(fd, 0, os.SEEK_SET)
   return fd, opts[:at] + ['--args', str(ARGS_FD)] + opts[at:] + argv[end:]
 
-def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent, netns=None):
+def loopback_up():
+  # In a fresh network namespace, only `lo` exists, and it is down.
+  s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+  try:
+    flags = IFREQ.unpack(fcntl.ioctl(s, SIOCGIFFLAGS, IFREQ.pack(b'lo', 0)))[1]
+    fcntl.ioctl(s, SIOCSIFFLAGS, IFREQ.pack(b'lo', flags | IFF_UP))
+  finally:
+    s.close()
+
+def own_loopback_netns():
+  # A lone container given low ports: its launcher makes the network namespace bwrap would have
+  # made (loopback only), so that it belongs to the host's user namespace and its knob stays set.
+  if libc.unshare(CLONE_NEWNET) != 0:
+    e = ctypes.get_errno()
+    raise OSError(e, 'unshare net: %s' % os.strerror(e))
+  loopback_up()
+
+def exec_bwrap(exe, argv, nofile, uid, gid, fds, parent, netns=None, low_ports=False):
   # In the launcher (already in the sandbox's cgroups): stdio and the info/seccomp pipes on 1..4,
   # the env file on 5, nothing else open, the sandbox uid, killed with its supervisor, then bwrap.
   if netns: enter_netns(netns)
+  elif low_ports: own_loopback_netns()
+  if low_ports: allow_low_ports()
   resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
   resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
   env_fd, argv = env_memfd(argv)

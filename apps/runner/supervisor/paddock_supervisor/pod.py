@@ -6,15 +6,13 @@ of them count against the sandbox's limits together and the supervisor's kill of
 them all. Init containers run one after another before the primary; sidecars run beside it and are
 killed when it ends. Each container's output goes to its own framed log (`log.<name>`).
 """
-import ctypes, fcntl, json, os, select, signal, socket, struct, time
+import ctypes, json, os, select, signal, struct, time
 
-from paddock_supervisor.launch import CLONE_NEWNET, exec_bwrap, launcher_pipes
+from paddock_supervisor.launch import CLONE_NEWNET, exec_bwrap, launcher_pipes, loopback_up
 from paddock_supervisor.sysutil import libc, write_file
 
 MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
 HEADER = struct.Struct('<IBxxxd')
-SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
-IFREQ = struct.Struct('16sH22x')
 
 
 class FramedLog:
@@ -48,12 +46,7 @@ def loopback_netns():
       e = ctypes.get_errno()
       raise OSError(e, 'unshare net: %s' % os.strerror(e))
     fd = os.open('/proc/self/ns/net', os.O_RDONLY)
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-      flags = IFREQ.unpack(fcntl.ioctl(s, SIOCGIFFLAGS, IFREQ.pack(b'lo', 0)))[1]
-      fcntl.ioctl(s, SIOCSIFFLAGS, IFREQ.pack(b'lo', flags | IFF_UP))
-    finally:
-      s.close()
+    loopback_up()
   finally:
     # Back to the host's namespace whatever happened: the supervisor itself never lives in a sandbox's.
     if libc.setns(orig, CLONE_NEWNET) != 0:
@@ -161,7 +154,7 @@ class Pod:
     if pid == 0:
       try:
         for procs in p['cgroupProcs']: write_file(procs, str(os.getpid()))
-        exec_bwrap(p['bwrapExe'], bwrap, p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me, p.get('netns'))
+        exec_bwrap(p['bwrapExe'], bwrap, p['nofile'], p['uid'], p['gid'], [out_w, err_w, info_w, sc_r], me, p.get('netns'), p.get('lowPorts'))
       except BaseException as e:
         try: os.write(2, ('bwrap: paddock launch failed: %s\n' % e).encode())
         finally: os._exit(1)

@@ -9,7 +9,7 @@ is routed into the sandbox, the connection starts inside it.
 import ctypes, os, select, socket
 
 from paddock_supervisor.launch import CLONE_NEWNET
-from paddock_supervisor.sysutil import drop_privileges, libc, send_line
+from paddock_supervisor.sysutil import drop_to_host_user, libc, send_line
 
 CHUNK = 256 * 1024
 
@@ -47,7 +47,7 @@ def relay_handler(p, init_pid, conn, port):
   except OSError as e:
     send_line(conn, {'ok': False, 'errno': 'ECONNREFUSED', 'message': 'nothing accepts connections on port %d in the sandbox: %s' % (port, e.strerror or e)})
     return
-  drop_privileges(p)
+  drop_to_host_user(p)
   send_line(conn, {'ok': True})
   pump(conn, tcp)
 

@@ -42,7 +42,14 @@ def send_line(sock, obj):
 
 def drop_privileges(p):
   # Called inside the sandbox's user namespace, where the sandbox's uid may be an image's own user
-  # (bwrap --uid), mapped to the host uid the plan names.
-  uid, gid = p.get('innerUid', p['uid']), p.get('innerGid', p['gid'])
-  os.setresgid(gid, gid, gid)
-  os.setresuid(uid, uid, uid)
+  # or the spec's runAsUser (bwrap --uid), mapped to the host uid the plan names; it keeps only the
+  # container's capabilities, also as uid 0 there.
+  from paddock_supervisor.caps import become
+  become(p.get('innerUid', p['uid']), p.get('innerGid', p['gid']), p.get('capAdd') or [])
+
+def drop_to_host_user(p):
+  # Outside the sandbox's user namespace (a relay in its network namespace only): the host's
+  # unprivileged sandbox uid, never an id the sandbox picked for itself inside (runAsUser 0).
+  os.setgroups([])
+  os.setresgid(p['gid'], p['gid'], p['gid'])
+  os.setresuid(p['uid'], p['uid'], p['uid'])

@@ -9,7 +9,6 @@ import {
   type Container,
   type Policy,
   type ResolvedSandboxSpec,
-  type RunnerCapabilities,
   type SandboxSpecInput,
   type SandboxVolume,
 } from '@paddock/contracts';
@@ -31,11 +30,12 @@ import { buildPod } from '../../src/backend/local/containers';
 import { LocalBackend } from '../../src/backend/local/local-backend';
 import { baseTableScript } from '../../src/backend/local/net/nft-ruleset';
 import { parseIpv4Cidr } from '../../src/backend/local/net/cidr';
-import type { LaunchSpec } from '../../src/backend/sandbox-backend';
+import type { LaunchSpec, SandboxBackend } from '../../src/backend/sandbox-backend';
 import { podLaunchViolations } from '../../src/backend/kubernetes/launch-violations';
 import { buildSecretEnvSecret, secretEnvSecretNameFor } from '../../src/backend/kubernetes/secret-env';
 import { GPU_MEMORY_LABEL } from '../../src/backend/kubernetes/gpu-affinity';
 import { checkPod } from '../../src/service/launch-pod';
+import { checkSecurityContexts } from '../../src/service/launch-security';
 import { checkSecretStoreShapes, secretEnvNamesOf } from '../../src/service/secret-env';
 import { checkPrimaryOnlyParts } from '../../src/service/primary-only-parts';
 import { effectiveFieldsOf, SANDBOX_META_LABEL, toLaunchSpec } from '../../src/service/launch-spec';
@@ -174,7 +174,17 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
     },
   ],
   'securityContext.allowPrivilegeEscalation': [{ c: { securityContext: { allowPrivilegeEscalation: true } } }],
-  'securityContext.capabilitiesAdd': [{ c: { securityContext: { capabilitiesAdd: ['NET_ADMIN'] } } }],
+  'securityContext.capabilitiesAdd': [
+    // Refused at create on both: a local sandbox could not use it, a restricted pod may not have it.
+    { c: { securityContext: { capabilitiesAdd: ['NET_ADMIN'] } }, field: 'securityContext.capabilitiesAdd[0]' },
+    {
+      c: { securityContext: { capabilitiesAdd: ['NET_BIND_SERVICE'] } },
+      exhibits: {
+        local: (l) => hasSequence(l.bwrap, ['--cap-add', 'CAP_NET_BIND_SERVICE']),
+        kubernetes: (l) => sandboxContainer(l).securityContext?.capabilities?.add?.includes('NET_BIND_SERVICE') === true,
+      },
+    },
+  ],
   'securityContext.capabilitiesDrop': [
     {
       c: { securityContext: { capabilitiesDrop: ['NET_RAW'] } },
@@ -195,10 +205,28 @@ const CONTAINER_SAMPLES: Record<string, ContainerSample[]> = {
     },
     { c: { securityContext: { readOnlyRootFilesystem: false } } },
   ],
-  'securityContext.runAsGroup': [{ c: { securityContext: { runAsGroup: 1000 } } }],
-  'securityContext.runAsUser': [{ c: { securityContext: { runAsUser: 1000 } } }],
+  'securityContext.runAsGroup': [
+    {
+      c: { securityContext: { runAsGroup: 1000 } },
+      exhibits: { local: (l) => hasSequence(l.bwrap, ['--gid', '1000']), kubernetes: (l) => sandboxContainer(l).securityContext?.runAsGroup === 1000 },
+    },
+  ],
+  'securityContext.runAsUser': [
+    {
+      c: { securityContext: { runAsUser: 1000 } },
+      exhibits: { local: (l) => hasSequence(l.bwrap, ['--uid', '1000']), kubernetes: (l) => sandboxContainer(l).securityContext?.runAsUser === 1000 },
+    },
+    // Root inside a local sandbox's user namespace (host uid 65534 outside); refused by a restricted pod.
+    { c: { securityContext: { runAsUser: 0 } }, exhibits: { local: (l) => hasSequence(l.bwrap, ['--uid', '0']) } },
+  ],
   'securityContext.seccompProfile': [
     { c: { securityContext: { seccompProfile: 'Unconfined' } } },
+    {
+      c: { securityContext: { seccompProfile: 'Localhost/profiles/strict.json' } },
+      exhibits: {
+        kubernetes: (l) => isDeepStrictEqual(sandboxContainer(l).securityContext?.seccompProfile, { type: 'Localhost', localhostProfile: 'profiles/strict.json' }),
+      },
+    },
     {
       c: { securityContext: { seccompProfile: 'RuntimeDefault' } },
       exhibits: {
@@ -409,8 +437,8 @@ const POLICY: Policy = {
     resources: { maxCpu: '8', maxMemory: '16Gi', maxGpuCount: 4 },
     security: {
       allowPrivileged: true,
-      allowedCapabilities: ['NET_ADMIN'],
-      allowedSeccompProfiles: ['RuntimeDefault', 'Unconfined'],
+      allowedCapabilities: ['NET_ADMIN', 'NET_BIND_SERVICE'],
+      allowedSeccompProfiles: ['RuntimeDefault', 'Unconfined', 'Localhost/profiles/strict.json'],
       allowedRuntimeClasses: ['gvisor'],
     },
     instance: { allowedInstanceTypes: ['gpu-small'] },
@@ -500,14 +528,16 @@ const names = (v: string, field: string): boolean => v === field || field.starts
 
 type Outcome = 'honoured' | 'refused';
 
-/** The fields the runner's create-time checks (secret mappings, pod parts) refuse, or undefined when they admit the spec. */
-function podViolationsOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec, local: boolean): string[] | undefined {
+/** The fields the runner's create-time checks (secret mappings, pod parts, security contexts) refuse, or undefined when they admit the spec. */
+function podViolationsOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec, backend: SandboxBackend): string[] | undefined {
+  const local = backend.kind === 'local';
   try {
     const parsed = SandboxSpecSchema.parse(spec);
     checkSecretStoreShapes(parsed);
     if (!local) checkPrimaryOnlyParts(parsed, Math.max(0, parsed.containers.findIndex((c) => c.name === resolved.primaryContainer)));
     // Both backends relay service ports (the Kubernetes one through the port's Service).
     checkPod(resolved, { portForward: true });
+    checkSecurityContexts(resolved, backend);
     return undefined;
   } catch (e) {
     if (e instanceof PaddockError) return e.violations.map((v) => v.field);
@@ -516,7 +546,8 @@ function podViolationsOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec, 
 }
 
 /** The outcome of one sample on one backend, or the reason it has neither. */
-function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sample): { outcome: Outcome } | { problem: string } {
+function outcomeOf(b: BackendName, backend: SandboxBackend, path: string, s: Sample): { outcome: Outcome } | { problem: string } {
+  const caps = backend.capabilities();
   const field = s.field ?? path.replaceAll('[]', '[0]');
   const res = resolveSandboxSpec({ policy: POLICY, spec: s.spec, capabilities: caps });
   if (!res.ok) {
@@ -525,7 +556,7 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
   }
   // The runner's own check at create, after the policy engine: what a pod's containers, volumes,
   // probes and services may hold on this backend (the local backend writes every container's files).
-  const podRefusal = podViolationsOf(s.spec, res.resolved, b === 'local');
+  const podRefusal = podViolationsOf(s.spec, res.resolved, backend);
   if (podRefusal) {
     if (podRefusal.some((v) => names(v, field))) return { outcome: 'refused' };
     return { problem: `refused at create, but no violation names ${field} (got ${podRefusal.join('; ')})` };
@@ -561,8 +592,8 @@ function outcomeOf(b: BackendName, caps: RunnerCapabilities, path: string, s: Sa
 describe('every sandbox spec field is honoured or refused by name, on each backend', () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'paddock-every-field-'));
   afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
-  const caps: Record<BackendName, RunnerCapabilities> = {
-    local: new LocalBackend({ runnerId: 'every-field', stateDir, images: { 'paddock/tools': { rootfs: join(stateDir, 'tools') } } }).capabilities(),
+  const backends: Record<BackendName, SandboxBackend> = {
+    local: new LocalBackend({ runnerId: 'every-field', stateDir, images: { 'paddock/tools': { rootfs: join(stateDir, 'tools') } } }),
     kubernetes: (() => {
       const kubeConfig = new k8s.KubeConfig();
       kubeConfig.loadFromClusterAndUser({ name: 'unused', server: 'https://127.0.0.1:1', skipTLSVerify: true }, { name: 'unused' });
@@ -573,7 +604,7 @@ describe('every sandbox spec field is honoured or refused by name, on each backe
         runtimeClasses: ['gvisor'],
         gpuTypes: ['H100'],
         maxGpuCount: 4,
-      }).capabilities();
+      });
     })(),
   };
   const samples = allSamples();
@@ -592,7 +623,7 @@ describe('every sandbox spec field is honoured or refused by name, on each backe
     const tally: Record<Outcome, number> = { honoured: 0, refused: 0 };
     for (const path of paths) {
       for (const s of samples.get(path) ?? []) {
-        const r = outcomeOf(b, caps[b], path, s);
+        const r = outcomeOf(b, backends[b], path, s);
         if ('problem' in r) problems.push(`${path} ${JSON.stringify(s.spec)}: ${r.problem}`);
         else tally[r.outcome]++;
       }

@@ -4,7 +4,7 @@ import { buildSecretEnvSecret, secretEnvSecretNameFor } from './secret-env';
 import { refusePodLaunchViolations } from './launch-violations';
 import { finished } from 'node:stream/promises';
 import * as k8s from '@kubernetes/client-node';
-import { PaddockError, type RunnerCapabilities, type SandboxStateReason } from '@paddock/contracts';
+import { PaddockError, type FieldViolation, type ResolvedSandboxSpec, type RunnerCapabilities, type SandboxStateReason } from '@paddock/contracts';
 import type {
   BackendEvent,
   ExecProcess,
@@ -40,6 +40,7 @@ import {
 import { parseLs, parseStat } from './file-listing';
 import { KUBERNETES_SPEC_FEATURES } from './spec-features';
 import { clusterDnsResolver, relayPeerFor, SandboxServices, type ServiceAddressResolver } from './services';
+import { kubernetesSecurityViolations } from './security-context';
 import { podFeaturesRefused } from '../pod-features';
 
 export interface KubernetesBackendOptions {
@@ -172,6 +173,10 @@ export class KubernetesBackend implements SandboxBackend {
       images: [],
       specFeatures: [...KUBERNETES_SPEC_FEATURES],
     };
+  }
+
+  securityViolations(resolved: ResolvedSandboxSpec): FieldViolation[] {
+    return kubernetesSecurityViolations(resolved);
   }
 
   onEvent(listener: (e: BackendEvent) => void): void {

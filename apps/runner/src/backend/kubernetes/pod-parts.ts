@@ -1,5 +1,6 @@
 import type { V1Container, V1EnvVar, V1Probe, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { LaunchContainer, LaunchProbe, LaunchSpec, LaunchVolume, LaunchVolumeMount } from '../sandbox-backend';
+import type { LaunchContainer, LaunchProbe, LaunchSecurityContext, LaunchSpec, LaunchVolume, LaunchVolumeMount } from '../sandbox-backend';
+import { securityContextOverrides } from './security-context';
 
 /**
  * The sandbox pod's parts beyond its one sandbox container: sidecars, init containers, scratch
@@ -22,7 +23,8 @@ export function podEnvOf(env: Record<string, string>): V1EnvVar[] {
     .map(([name, value]) => ({ name, value }));
 }
 
-export function containerSecurityContext(): NonNullable<V1Container['securityContext']> {
+/** The restricted settings every container has, with what its spec's `securityContext` sets over them (security-context.ts). */
+export function containerSecurityContext(sc?: LaunchSecurityContext): NonNullable<V1Container['securityContext']> {
   return {
     runAsNonRoot: true,
     runAsUser: SANDBOX_UID,
@@ -31,6 +33,7 @@ export function containerSecurityContext(): NonNullable<V1Container['securityCon
     readOnlyRootFilesystem: true,
     capabilities: { drop: ['ALL'] },
     seccompProfile: { type: 'RuntimeDefault' },
+    ...securityContextOverrides(sc),
   };
 }
 
@@ -73,7 +76,7 @@ function containerOf(c: LaunchContainer, resources: V1Container['resources']): V
     workingDir: c.workingDir ?? WORKSPACE_PATH,
     env: podEnvOf(c.env),
     resources,
-    securityContext: containerSecurityContext(),
+    securityContext: containerSecurityContext(c.securityContext),
     volumeMounts: [
       { name: 'workspace', mountPath: WORKSPACE_PATH },
       { name: 'tmp', mountPath: '/tmp' },

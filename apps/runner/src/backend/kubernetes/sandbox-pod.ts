@@ -201,7 +201,7 @@ export function buildSandboxPod(spec: LaunchSpec, opts: SandboxPodOptions): V1Po
           workingDir: spec.workingDir ?? WORKSPACE_PATH,
           env: sandboxEnvOf(spec, podNameFor(spec.sandboxId)),
           resources: { limits, requests: requestsOf(spec, limits) },
-          securityContext: containerSecurityContext(),
+          securityContext: containerSecurityContext(spec.securityContext),
           ...(spec.startupProbe ? { startupProbe: startupProbeOf(spec.startupProbe) } : {}),
           ...containerPortsOf(spec),
           volumeMounts: [

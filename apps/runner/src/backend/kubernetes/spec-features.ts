@@ -11,6 +11,12 @@ export const KUBERNETES_SPEC_FEATURES: readonly SpecFeature[] = [
   'securityContext.readOnlyRootFilesystem',
   // The sandbox container always drops ALL capabilities, so any drop list is already satisfied.
   'securityContext.capabilitiesDrop',
+  // The container's own uid/gid, NET_BIND_SERVICE, and RuntimeDefault or a node's Localhost
+  // profile; what Pod Security restricted forbids is refused at create (security-context.ts).
+  'securityContext.runAsUser',
+  'securityContext.runAsGroup',
+  'securityContext.capabilitiesAdd',
+  'securityContext.seccompProfile',
   // A dockerconfigjson Secret per sandbox, resolved with the create, in the pod's imagePullSecrets.
   'imagePullCredentials',
   // Sidecars are more containers of the pod, init containers its `initContainers` (pod-parts.ts),

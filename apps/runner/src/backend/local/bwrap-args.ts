@@ -4,6 +4,7 @@ import type { LaunchSpec } from '../sandbox-backend';
 import type { SandboxNetHandle } from './net/sandbox-networks';
 import type { SandboxUser } from './images/image-config';
 import { BASE_IMAGE, type LocalImage } from './options';
+import { capabilityArgs, identityArgs, needsLowPorts } from './security-context';
 
 /**
  * Where an image's root comes from: the host's /usr (built-in base image) or a rootfs directory;
@@ -107,25 +108,27 @@ export interface ContainerLayout {
  * sandbox's namespace, which bwrap keeps. The host's network is never shared.
  */
 export function bwrapArgs(
-  spec: Pick<LaunchSpec, 'sandboxId' | 'env' | 'command' | 'workingDir'>,
+  spec: Pick<LaunchSpec, 'sandboxId' | 'env' | 'command' | 'workingDir' | 'securityContext'>,
   image: ImageSource,
   diskDir: string,
   net?: SandboxNetHandle,
   layout?: ContainerLayout,
 ): string[] {
   const env = baseEnv(spec);
-  const shareNet = !!net || !!layout?.shareNet;
+  // A container given low ports binds them in a namespace its launcher made (or entered), never bwrap's own.
+  const shareNet = !!net || !!layout?.shareNet || needsLowPorts(spec);
   return [
     'bwrap',
     '--unshare-all',
     ...(shareNet ? ['--share-net'] : []),
     '--unshare-user',
-    ...(image.kind === 'rootfs' && image.user ? ['--uid', String(image.user.uid), '--gid', String(image.user.gid)] : []),
+    ...identityArgs(spec.securityContext, image.kind === 'rootfs' ? image.user : undefined),
     '--disable-userns',
     '--die-with-parent',
     '--new-session',
     '--cap-drop',
     'ALL',
+    ...capabilityArgs(spec.securityContext),
     '--hostname',
     spec.sandboxId,
     '--tmpfs',

@@ -3,6 +3,7 @@ import type { LaunchContainer, LaunchSpec, LaunchVolumeMount } from '../sandbox-
 import { baseEnv, bwrapArgs, WORKSPACE, type ImageSource } from './bwrap-args';
 import type { SandboxNetHandle } from './net/sandbox-networks';
 import type { SupervisorPlan } from './supervisor-plan';
+import { execIdentityOf, type ExecIdentity } from './security-context';
 
 /**
  * The several containers of one local sandbox: init containers, the primary and its sidecars.
@@ -190,7 +191,7 @@ export function buildPod(input: {
   const files: SupervisorPlan['files'] = [];
   const build = (
     c: LaunchContainer,
-  ): { name: string; bwrap: string[]; execEnv: Record<string, string>; execCwd: string } => {
+  ): { name: string; bwrap: string[]; execEnv: Record<string, string>; execCwd: string } & ExecIdentity => {
     const image = input.resolveImage(c.image);
     if (!image) {
       throw new LaunchRefused(
@@ -214,6 +215,7 @@ export function buildPod(input: {
       env: c.env,
       command: c.command,
       ...(c.workingDir ? { workingDir: c.workingDir } : {}),
+      ...(c.securityContext ? { securityContext: c.securityContext } : {}),
     };
     const bwrap = bwrapArgs(identity, image, diskDir, net, {
       workspaceDir: join(diskDir, own, 'workspace'),
@@ -221,7 +223,7 @@ export function buildPod(input: {
       mounts: mountArgs(sandboxDir, c.volumeMounts),
       shareNet: true,
     });
-    return { name: c.name, bwrap, execEnv: baseEnv(identity), execCwd: c.workingDir || WORKSPACE };
+    return { name: c.name, bwrap, execEnv: baseEnv(identity), execCwd: c.workingDir || WORKSPACE, ...execIdentityOf(c.securityContext, image) };
   };
   const initContainers = (spec.initContainers ?? []).map((c) => {
     const b = build(c);

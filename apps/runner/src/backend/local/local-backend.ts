@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { Duplex, Readable } from 'node:stream';
-import { isTerminalSandboxState, PaddockError, type RunnerCapabilities, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
+import { isTerminalSandboxState, PaddockError, type FieldViolation, type ResolvedSandboxSpec, type RunnerCapabilities, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
 import type {
   BackendEvent,
   ContainerStatus,
@@ -46,6 +46,7 @@ import type { SupervisorPlan } from './supervisor-plan';
 import { installSupervisor, SUPERVISOR_ENTRY } from './supervisor-files';
 import { WarmSlots, type WarmSlot } from './warm-slots';
 import { LOCAL_SPEC_FEATURES } from './spec-features';
+import { execIdentityOf, localSecurityViolations, needsLowPorts } from './security-context';
 import type { ImageStore } from './images/image-store';
 import { createImageStore, IMAGE_DIGEST_FILE, imageSourceOf, withImageConfig } from './images/launch-image';
 import { digestPinCheck } from './images/digest-pins';
@@ -188,6 +189,10 @@ export class LocalBackend implements SandboxBackend {
       defaultImage: BASE_IMAGE,
       specFeatures: [...LOCAL_SPEC_FEATURES],
     };
+  }
+
+  securityViolations(resolved: ResolvedSandboxSpec): FieldViolation[] {
+    return localSecurityViolations(resolved);
   }
 
   onEvent(listener: (e: BackendEvent) => void): void {
@@ -369,7 +374,8 @@ export class LocalBackend implements SandboxBackend {
         dir: rec.dir,
         uid: this.o.sandboxUid,
         gid: this.o.sandboxGid,
-        ...(image.kind === 'rootfs' && image.user ? { innerUid: image.user.uid, innerGid: image.user.gid } : {}),
+        ...execIdentityOf(spec.securityContext, image),
+        ...(needsLowPorts(spec) ? { lowPorts: true } : {}),
         bwrapExe: this.o.bwrapPath,
         bwrap: bwrapArgs(spec, image, join(rec.dir, 'disk'), net, isPod(spec) ? primaryLayout(spec, pod.primaryMounts) : undefined),
         execEnv: baseEnv(spec),

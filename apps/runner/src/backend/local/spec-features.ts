@@ -11,6 +11,11 @@ export const LOCAL_SPEC_FEATURES: readonly SpecFeature[] = [
   'securityContext.readOnlyRootFilesystem',
   // Every capability is dropped (`--cap-drop ALL`), so any drop list is already satisfied.
   'securityContext.capabilitiesDrop',
+  // The ids inside the sandbox's user namespace (bwrap --uid/--gid; the host uid stays 65534), and
+  // NET_BIND_SERVICE; other capabilities are refused at create (security-context.ts).
+  'securityContext.runAsUser',
+  'securityContext.runAsGroup',
+  'securityContext.capabilitiesAdd',
   // Sidecars and init containers: each its own bwrap in the sandbox's cgroups and network namespace.
   'containers.multiple',
   'initContainers',

@@ -20,6 +20,10 @@ export const SupervisorPlanSchema = z.strictObject({
   /** The uid/gid the sandbox's processes have inside its user namespace (an image's own user); default `uid`/`gid`. */
   innerUid: count.optional(),
   innerGid: count.optional(),
+  /** Capabilities the primary keeps (`CAP_NET_BIND_SERVICE`); its execs, probes and file operations keep them too. */
+  capAdd: z.array(z.string().min(1)).optional(),
+  /** Ports below 1024 may be bound in the sandbox's network namespace (a container keeps NET_BIND_SERVICE). */
+  lowPorts: z.boolean().optional(),
   bwrapExe: path,
   /** bwrap's full argv (argv[0] included). */
   bwrap: z.array(z.string()),
@@ -80,6 +84,10 @@ export const SupervisorPlanSchema = z.strictObject({
         bwrap: z.array(z.string()),
         execEnv: z.record(z.string(), z.string()),
         execCwd: path,
+        /** The sidecar's own identity inside its user namespace (absent = the host uid/gid, no capability). */
+        innerUid: count.optional(),
+        innerGid: count.optional(),
+        capAdd: z.array(z.string().min(1)).optional(),
       }),
     )
     .optional(),
