@@ -19,11 +19,19 @@ export function secretEnvNamesOf(container: SandboxSpec['containers'][number] | 
 }
 
 /**
- * Checks that the delivered values cover exactly the mappings of each container (a missing one
- * would start a workload without its credential; an extra one is a value nobody asked for),
- * and returns those of the container at `index`.
+ * Checks that only the primary container (at `index`) maps secrets, and that the delivered values
+ * cover exactly its mappings (a missing one would start a workload without its credential; an
+ * extra one is a value nobody asked for); returns them.
  */
 export function deliveredSecretEnv(spec: SandboxSpec, delivered: ResolvedSecretEnv | undefined, index: number): Record<string, string> {
+  // Both backends put the values in the primary container's env only: a sidecar's mapping would
+  // otherwise be accepted and its variables never set.
+  const sidecars = spec.containers.flatMap((c, i) => (i !== index && c.secretStores?.length ? [i] : []));
+  if (sidecars.length) {
+    throw new PaddockError('invalid_argument', `secrets are delivered to the primary container only: ${sidecars.map((i) => `containers[${i}].secretStores`).join(', ')}`, {
+      violations: sidecars.map((i) => ({ field: `containers[${i}].secretStores`, rule: 'runner_capability', description: "secrets are delivered to the sandbox's primary container only" })),
+    });
+  }
   const byIndex = new Map((delivered ?? []).map((d) => [d.index, d.env]));
   for (const [i, c] of spec.containers.entries()) {
     const want = secretEnvNamesOf(c).sort();

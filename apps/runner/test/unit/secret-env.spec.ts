@@ -61,6 +61,19 @@ describe('secret values delivered with a create', () => {
     expect(backend.launches).toHaveLength(1);
   });
 
+  it('refuses secrets mapped to a sidecar by name, since only the primary container receives values', async () => {
+    const { service, backend } = setup();
+    const withSidecar = {
+      containers: [
+        { ...spec.containers[0], primary: true },
+        { name: 'side', image: 'local', secretStores: [{ storeName: 'app', secrets: [{ path: 'token', envVar: 'SIDE_TOKEN' }] }] },
+      ],
+    };
+    const e = await refusal(service.create({ sandboxId: 'sb-side', organizationId: 'org-1', spec: withSidecar, secretEnv: [...delivered, { index: 1, env: { SIDE_TOKEN: 't' } }] }));
+    expect(e.violations).toEqual([expect.objectContaining({ field: 'containers[1].secretStores', rule: 'runner_capability' })]);
+    expect(backend.launches).toEqual([]);
+  });
+
   it('refuses a create whose delivered values do not match the mappings, naming the container, and launches nothing', async () => {
     const { service, backend } = setup();
     const missing = await refusal(service.create({ sandboxId: 'sb-m', organizationId: 'org-1', spec }));
