@@ -138,6 +138,9 @@ export class LocalBackend implements SandboxBackend {
   /** Lazily prepares the state directory, the cgroup tree and the supervisor zygote. */
   private init(): RunnerCgroups {
     if (this.cgroups) return this.cgroups;
+    // Nothing is set up again once closed: a late caller (a pull finishing after close) would
+    // otherwise start a zygote that nobody stops.
+    if (this.closed) throw new PaddockError('unavailable', 'the local backend is closed', { reason: 'CWSANDBOX_RUNNER_UNAVAILABLE' });
     const cg = cgroupsOf(this.o);
     // 0711: the sandbox user must traverse to its bind sources, but cannot list other sandboxes.
     mkdirSync(join(this.o.stateDir, 'sandboxes'), { recursive: true, mode: 0o711 });
@@ -838,6 +841,11 @@ export class LocalBackend implements SandboxBackend {
     if (cg && cg.listSandboxes().length === 0) {
       const until = Date.now() + 2000;
       while (cg.supervisorPids().length > 0 && Date.now() < until) await delay(10);
+      // With no sandbox left, a supervisor still here serves nothing (one that lost its sandbox
+      // in a race with the teardown): it would outlive the runner holding the tree. End it.
+      for (const pid of cg.supervisorPids()) killQuietly(pid, 'SIGKILL');
+      const killed = Date.now() + 2000;
+      while (cg.supervisorPids().length > 0 && Date.now() < killed) await delay(10);
       cg.removeRunnerTree();
     }
     // Links of sandboxes that outlive the runner stay (they are adopted later); an idle runner leaves no table.

@@ -20,6 +20,8 @@ export class SupervisorZygote {
   private child?: ChildProcess;
   private closed = false;
   private buf = '';
+  /** Every zygote this handle started, a replaced one included, so that close() ends them all. */
+  private readonly started: ChildProcess[] = [];
 
   constructor(
     private readonly pythonPath: string,
@@ -31,6 +33,8 @@ export class SupervisorZygote {
 
   /** Starts the zygote now (or again, if it died) so the first launch does not wait for it. */
   ensure(): ChildProcess {
+    // A closed backend starts nothing: a zygote started after close() would outlive the runner.
+    if (this.closed) throw new Error('the supervisor zygote is closed');
     if (this.child && this.child.exitCode === null && this.child.signalCode === null) return this.child;
     const logFd = openSync(this.logPath, 'a');
     try {
@@ -57,6 +61,7 @@ export class SupervisorZygote {
       child.unref();
       (child.stdin as { unref?: () => void } | null)?.unref?.();
       this.child = child;
+      this.started.push(child);
       return child;
     } finally {
       closeSync(logFd);
@@ -77,6 +82,6 @@ export class SupervisorZygote {
     this.closed = true;
     this.child?.stdin?.end();
     this.child?.stdout?.destroy();
-    this.child?.kill('SIGKILL');
+    for (const c of this.started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   }
 }
