@@ -131,7 +131,7 @@ export interface LaunchBase {
 /**
  * What a container's `securityContext` asks beyond what every sandbox has (no capability, no
  * privilege escalation, a read-only root, the platform's seccomp profile). Only what was asked is
- * set; a backend that cannot honour a value has refused it at create (`securityViolations`).
+ * set; a backend that cannot honour a value has refused it at create (`launchViolations`).
  */
 export interface LaunchSecurityContext {
   /** The uid/gid the container's processes run as (inside the sandbox's user namespace on the local backend). */
@@ -305,10 +305,12 @@ export interface SandboxBackend {
   readonly kind: 'local' | 'kubernetes';
   capabilities(): RunnerCapabilities;
   /**
-   * What the containers' security contexts ask that this backend cannot give, each naming the
-   * field (checked at create, after the policy engine admitted the spec). Absent: nothing refused.
+   * What of an admitted spec this backend cannot run as asked (a security context it cannot give,
+   * pod metadata no pod may carry...), each naming the field. The service checks it at create,
+   * before anything is recorded, so a refusal is the create's answer rather than a sandbox that
+   * fails at launch. Absent: nothing refused.
    */
-  securityViolations?(resolved: ResolvedSandboxSpec): FieldViolation[];
+  launchViolations?(resolved: ResolvedSandboxSpec, launch: LaunchSpec): FieldViolation[];
   /** Subscribes to state changes of every sandbox this backend runs. */
   onEvent(listener: (e: BackendEvent) => void): void;
   /**

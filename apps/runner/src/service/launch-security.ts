@@ -1,5 +1,5 @@
 import { PaddockError, type ResolvedContainer, type ResolvedSandboxSpec } from '@paddock/contracts';
-import type { LaunchSecurityContext, SandboxBackend } from '../backend/sandbox-backend';
+import type { LaunchSecurityContext, LaunchSpec, SandboxBackend } from '../backend/sandbox-backend';
 import { capabilityName, PLATFORM_SECCOMP_PROFILE } from '../backend/security-context';
 
 /**
@@ -19,16 +19,16 @@ export function launchSecurityOf(c: ResolvedContainer): { securityContext?: Laun
 }
 
 /**
- * Refuses, naming each field, what the containers' security contexts ask that the backend cannot
- * give (the policy engine has already admitted them): a value is honoured exactly or refused,
- * never weakened into something nearby.
+ * Refuses, naming each field, what of an admitted spec the backend cannot run as asked (a
+ * security context it cannot give, pod metadata no pod may carry): a value is honoured exactly
+ * or refused, never weakened into something nearby.
  */
-export function checkSecurityContexts(resolved: ResolvedSandboxSpec, backend: Pick<SandboxBackend, 'securityViolations'>): void {
-  const violations = backend.securityViolations?.(resolved) ?? [];
+export function checkLaunchViolations(resolved: ResolvedSandboxSpec, launch: LaunchSpec, backend: Pick<SandboxBackend, 'launchViolations'>): void {
+  const violations = backend.launchViolations?.(resolved, launch) ?? [];
   if (violations.length === 0) return;
   throw new PaddockError(
     'invalid_argument',
-    `this runner cannot give these security settings: ${violations.map((v) => `${v.field} (${v.description})`).join('; ')}`,
+    `this runner cannot run these as asked: ${violations.map((v) => `${v.field} (${v.description})`).join('; ')}`,
     { reason: 'CWSANDBOX_INVALID_REQUEST', violations },
   );
 }

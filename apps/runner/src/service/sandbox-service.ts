@@ -26,7 +26,7 @@ import type { BackendEvent, LaunchSpec, RecoveredSandbox, SandboxBackend } from 
 import type { PolicyHolder } from '../policy/policy-holder';
 import { invalidRequest, runnerErrors, toPaddockError } from './errors';
 import { checkPod } from './launch-pod';
-import { checkSecurityContexts } from './launch-security';
+import { checkLaunchViolations } from './launch-security';
 import { IdleTracker } from './idle-tracker';
 import { UsageSampler } from './usage-sampler';
 import { RunnerSnapshots } from './snapshots';
@@ -178,7 +178,6 @@ export class SandboxService {
     if (!decision.ok) throw runnerErrors.policyViolation(decision.violations);
     const { resolved } = decision;
     checkPod(resolved, { portForward: typeof this.d.backend.connectPort === 'function' });
-    checkSecurityContexts(resolved, this.d.backend);
     const typed = SandboxSpecSchema.safeParse(req.spec);
     if (!typed.success) throw invalidRequest(typed.error, 'spec');
     const spec = typed.data;
@@ -227,6 +226,7 @@ export class SandboxService {
       secretEnv,
       ...(req.imagePullDockerConfig ? { imagePullDockerConfig: req.imagePullDockerConfig } : {}),
     });
+    checkLaunchViolations(resolved, launch, this.d.backend);
     this.checkCapacity(allocation, this.d.warm?.canTake(launch) ?? false);
     this.records.set(rec.sandboxId, rec);
     this.emit(rec);

@@ -153,7 +153,7 @@ export class WarmPoolBackend implements SandboxBackend {
   readonly resume?: SandboxBackend['resume'];
   readonly snapshotDisk?: SandboxBackend['snapshotDisk'];
   readonly usage?: SandboxBackend['usage'];
-  readonly securityViolations?: SandboxBackend['securityViolations'];
+  readonly launchViolations?: SandboxBackend['launchViolations'];
 
   constructor(deps: WarmPoolDeps) {
     this.d = deps;
@@ -171,8 +171,8 @@ export class WarmPoolBackend implements SandboxBackend {
     if (snapshotDisk) this.snapshotDisk = (id, out) => snapshotDisk(this.real(id), out);
     const usage = inner.usage?.bind(inner);
     if (usage) this.usage = (id) => usage(this.real(id));
-    const securityViolations = inner.securityViolations?.bind(inner);
-    if (securityViolations) this.securityViolations = securityViolations;
+    const launchViolations = inner.launchViolations?.bind(inner);
+    if (launchViolations) this.launchViolations = launchViolations;
     deps.inner.onEvent((e) => this.onInnerEvent(e));
     this.maintenance = setInterval(() => this.recycleAging(), MAINTENANCE_MS);
     this.maintenance.unref();
@@ -265,8 +265,6 @@ export class WarmPoolBackend implements SandboxBackend {
     const typed = SandboxSpecSchema.safeParse(def.template);
     if (!typed.success) return { error: `template invalid: ${typed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` };
     const { resolved } = decision;
-    const refused = this.d.inner.securityViolations?.(resolved) ?? [];
-    if (refused.length) return { error: `template refused: ${refused.map((v) => `${v.field} (${v.rule}): ${v.description}`).join('; ')}` };
     const reservation = reservationOf(resolved);
     const meta: PersistedSandboxMeta = {
       v: 1,
@@ -288,6 +286,8 @@ export class WarmPoolBackend implements SandboxBackend {
       caps: this.d.caps,
       meta,
     });
+    const refused = this.d.inner.launchViolations?.(resolved, launch) ?? [];
+    if (refused.length) return { error: `template refused: ${refused.map((v) => `${v.field} (${v.rule}): ${v.description}`).join('; ')}` };
     return { launch, key: warmMatchKey(launch), preferenceKey: warmPoolKey(resolved) };
   }
 

@@ -31,11 +31,10 @@ import { LocalBackend } from '../../src/backend/local/local-backend';
 import { baseTableScript } from '../../src/backend/local/net/nft-ruleset';
 import { parseIpv4Cidr } from '../../src/backend/local/net/cidr';
 import type { LaunchSpec, SandboxBackend } from '../../src/backend/sandbox-backend';
-import { podLaunchViolations } from '../../src/backend/kubernetes/launch-violations';
 import { buildSecretEnvSecret, secretEnvSecretNameFor } from '../../src/backend/kubernetes/secret-env';
 import { GPU_MEMORY_LABEL } from '../../src/backend/kubernetes/gpu-affinity';
 import { checkPod } from '../../src/service/launch-pod';
-import { checkSecurityContexts } from '../../src/service/launch-security';
+import { checkLaunchViolations } from '../../src/service/launch-security';
 import { checkSecretStoreShapes, secretEnvNamesOf } from '../../src/service/secret-env';
 import { checkPrimaryOnlyParts } from '../../src/service/primary-only-parts';
 import { effectiveFieldsOf, SANDBOX_META_LABEL, toLaunchSpec } from '../../src/service/launch-spec';
@@ -528,7 +527,7 @@ const names = (v: string, field: string): boolean => v === field || field.starts
 
 type Outcome = 'honoured' | 'refused';
 
-/** The fields the runner's create-time checks (secret mappings, pod parts, security contexts) refuse, or undefined when they admit the spec. */
+/** The fields the runner's create-time checks (secret mappings, pod parts, what the backend cannot run as asked) refuse, or undefined when they admit the spec. */
 function podViolationsOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec, backend: SandboxBackend): string[] | undefined {
   const local = backend.kind === 'local';
   try {
@@ -537,7 +536,7 @@ function podViolationsOf(spec: SandboxSpecInput, resolved: ResolvedSandboxSpec, 
     if (!local) checkPrimaryOnlyParts(parsed, Math.max(0, parsed.containers.findIndex((c) => c.name === resolved.primaryContainer)));
     // Both backends relay service ports (the Kubernetes one through the port's Service).
     checkPod(resolved, { portForward: true });
-    checkSecurityContexts(resolved, backend);
+    checkLaunchViolations(resolved, launchOf(spec, resolved).launch, backend);
     return undefined;
   } catch (e) {
     if (e instanceof PaddockError) return e.violations.map((v) => v.field);
@@ -566,8 +565,7 @@ function outcomeOf(b: BackendName, backend: SandboxBackend, path: string, s: Sam
   if (b === 'kubernetes') {
     const refused =
       refusedRuntimeClass(launched.launch, POD_OPTS) ??
-      refusedGpuType(launched.launch, POD_OPTS) ??
-      podLaunchViolations(launched.launch, POD_OPTS).map((v) => `${v.field}: ${v.description}`)[0];
+      refusedGpuType(launched.launch, POD_OPTS);
     if (refused) return { problem: `admitted, then refused only at launch without naming the field: ${refused}` };
     // Whatever a field adds to the pod must keep it inside Pod Security `restricted` and the API schema.
     const invalid = [

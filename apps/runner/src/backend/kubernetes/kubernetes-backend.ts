@@ -1,7 +1,7 @@
 import { PassThrough, Readable, type Duplex } from 'node:stream';
 import { buildPullSecret, pullSecretNameFor } from './pull-secret';
 import { buildSecretEnvSecret, secretEnvSecretNameFor } from './secret-env';
-import { refusePodLaunchViolations } from './launch-violations';
+import { podLaunchViolations, refusePodLaunchViolations } from './launch-violations';
 import { finished } from 'node:stream/promises';
 import * as k8s from '@kubernetes/client-node';
 import { PaddockError, type FieldViolation, type ResolvedSandboxSpec, type RunnerCapabilities, type SandboxStateReason } from '@paddock/contracts';
@@ -175,8 +175,8 @@ export class KubernetesBackend implements SandboxBackend {
     };
   }
 
-  securityViolations(resolved: ResolvedSandboxSpec): FieldViolation[] {
-    return kubernetesSecurityViolations(resolved);
+  launchViolations(resolved: ResolvedSandboxSpec, launch: LaunchSpec): FieldViolation[] {
+    return [...kubernetesSecurityViolations(resolved), ...podLaunchViolations(launch, this.podOpts)];
   }
 
   onEvent(listener: (e: BackendEvent) => void): void {
@@ -331,6 +331,7 @@ export class KubernetesBackend implements SandboxBackend {
     if (unsupported.length > 0) {
       throw new PaddockError('failed_precondition', `the Kubernetes backend cannot run ${unsupported.join(', ')}`, { reason: 'CWSANDBOX_POLICY_VIOLATION' });
     }
+    // Refused at create already (launchViolations); checked again for callers that launch directly.
     refusePodLaunchViolations(spec, this.podOpts);
     await this.start();
     const pod = buildSandboxPod(spec, this.podOpts);
@@ -392,7 +393,7 @@ export class KubernetesBackend implements SandboxBackend {
     this.stopReasons.set(sandboxId, reason);
     const served = this.servedPorts(sandboxId);
     await this.deletePod(sandboxId, graceSeconds);
-    await this.deletePullSecret(sandboxId);
+    await this.deleteSecrets(sandboxId);
     await this.services.delete(sandboxId, podNameFor(sandboxId), served);
   }
 
@@ -405,7 +406,7 @@ export class KubernetesBackend implements SandboxBackend {
   }
 
   /** The sandbox's pull and secret-env Secrets, if it has them: gone with its pod, so no credential outlives the sandbox. */
-  private async deletePullSecret(sandboxId: string): Promise<void> {
+  private async deleteSecrets(sandboxId: string): Promise<void> {
     for (const name of [pullSecretNameFor(podNameFor(sandboxId)), secretEnvSecretNameFor(podNameFor(sandboxId))]) {
       try {
         await this.core.deleteNamespacedSecret({ namespace: this.opts.namespace, name });
@@ -418,7 +419,7 @@ export class KubernetesBackend implements SandboxBackend {
   private async deleteObjects(sandboxId: string, graceSeconds: number): Promise<void> {
     const served = this.servedPorts(sandboxId);
     await this.deletePod(sandboxId, graceSeconds).catch(() => undefined);
-    await this.deletePullSecret(sandboxId);
+    await this.deleteSecrets(sandboxId);
     await this.services.delete(sandboxId, podNameFor(sandboxId), served);
     try {
       await this.net.deleteNamespacedNetworkPolicy({ namespace: this.opts.namespace, name: podNameFor(sandboxId) });

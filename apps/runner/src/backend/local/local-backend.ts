@@ -194,7 +194,7 @@ export class LocalBackend implements SandboxBackend {
     };
   }
 
-  securityViolations(resolved: ResolvedSandboxSpec): FieldViolation[] {
+  launchViolations(resolved: ResolvedSandboxSpec): FieldViolation[] {
     return localSecurityViolations(resolved);
   }
 
