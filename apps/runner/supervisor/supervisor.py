@@ -32,7 +32,7 @@ from paddock_supervisor.probe import StartupProbe
 from paddock_supervisor.relay import relay_handler
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
 from paddock_supervisor.sysutil import (
-  drop_privileges, high_fd, libc, listen_unix, read_pids, reset_signals, send_line, write_file,
+  close_fds_except, drop_privileges, high_fd, libc, listen_unix, read_pids, reset_signals, send_line, write_file,
   PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG,
 )
 
@@ -478,12 +478,7 @@ class Supervisor:
     if pid == 0:
       code = 0
       try:
-        keep = sorted(c.fileno() for c in conns)
-        lo = 3
-        for fd in keep:
-          os.closerange(lo, fd)
-          lo = fd + 1
-        os.closerange(lo, 1 << 20)
+        close_fds_except(*(c.fileno() for c in conns))
         null = os.open('/dev/null', os.O_RDWR)
         for t in (0, 1, 2): os.dup2(null, t)
         os.close(null)

@@ -3,7 +3,7 @@ import errno, json, os, resource, select, signal, socket
 
 from paddock_supervisor.fileops import file_ops
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
-from paddock_supervisor.sysutil import drop_privileges, libc, PR_SET_DUMPABLE, PR_SET_NAME, send_line
+from paddock_supervisor.sysutil import close_fds_except, drop_privileges, libc, PR_SET_DUMPABLE, PR_SET_NAME, send_line
 
 # ---- exec daemon (runs inside the sandbox, see Supervisor.start_exec) ----
 SPAWN_SIGDEF = (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGHUP, signal.SIGQUIT)
@@ -15,12 +15,7 @@ def execd_main(p, sock, cpu_procs=None):
   # and under a 100m quota it used to wait for the next 100 ms period behind the commands. Only
   # the commands join it, through spares that move themselves there before any command is known.
   try:
-    keep = sorted(fd for fd in (sock.fileno(), cpu_procs) if fd is not None)
-    lo = 3
-    for fd in keep:
-      os.closerange(lo, fd)
-      lo = fd + 1
-    os.closerange(lo, 1 << 20)
+    close_fds_except(sock.fileno(), cpu_procs)
     null = os.open('/dev/null', os.O_RDWR)
     for t in (0, 1, 2): os.dup2(null, t)
     if null > 2: os.close(null)
@@ -40,12 +35,7 @@ def spare_main(orders, cpu_procs):
   # Forked from the exec daemon (same uid, namespaces, seccomp filter, not dumpable): joins the
   # sandbox's cpu cgroup at once, then waits for its one command. From here on every cycle is
   # charged to the sandbox's quota, so this does as little as it can before the execve.
-  keep = sorted((orders.fileno(), cpu_procs))
-  lo = 3
-  for fd in keep:
-    os.closerange(lo, fd)
-    lo = fd + 1
-  os.closerange(lo, 1 << 20)
+  close_fds_except(orders.fileno(), cpu_procs)
   # Its own name: the daemon is the one process of the sandbox called paddock-execd.
   libc.prctl(PR_SET_NAME, b'paddock-spare', 0, 0, 0)
   try: os.write(cpu_procs, b'0')
@@ -188,8 +178,7 @@ class ExecDaemon:
       try:
         # Only the request's socket stays open: the daemon's channel and other commands' sockets
         # must not outlive the daemon in this child.
-        os.closerange(3, fds[0])
-        os.closerange(fds[0] + 1, 1 << 20)
+        close_fds_except(fds[0])
         os.chdir(self.cwd)
         file_ops(socket.socket(fileno=fds[0]), req)
       finally:

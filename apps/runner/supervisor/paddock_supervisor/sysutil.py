@@ -15,6 +15,14 @@ def read_pids(procs):
     with open(procs) as f: return [int(x) for x in f.read().split()]
   except OSError: return []
 
+def close_fds_except(*keep):
+  # Closes every descriptor from 3 up but those in `keep` (None entries ignored).
+  lo = 3
+  for fd in sorted(fd for fd in keep if fd is not None):
+    os.closerange(lo, fd)
+    lo = fd + 1
+  os.closerange(lo, 1 << 20)
+
 def high_fd(fd):
   return fcntl.fcntl(fd, fcntl.F_DUPFD, 200)
 
