@@ -33,12 +33,12 @@ export const KUBERNETES_SPEC_FEATURES: readonly SpecFeature[] = [
   // A ClusterIP Service per public port, owned by the pod; the gateway's relay connects through it (services.ts).
   'services',
   // Pod annotations, and the runner policy's pinned annotations and labels over them; keys under
-  // the platform's `paddock.dev/` and runtime/security prefixes are refused at launch (pod-metadata.ts).
+  // the platform's `paddock.dev/` and runtime/security prefixes are refused at create (pod-metadata.ts).
   'annotations',
   'base.annotations',
   'base.labels',
   // A base's placement fields (tolerations, nodeSelector, node affinity, scheduler, priority class);
-  // every other pod field of a base is refused at launch by name (base-pod-spec.ts).
+  // every other pod field of a base is refused at create by name (base-pod-spec.ts).
   'base.podSpec',
   // Required node affinity on GPU Feature Discovery's `nvidia.com/gpu.memory` (gpu-affinity.ts).
   'gpu.memoryGb',
