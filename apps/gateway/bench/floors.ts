@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import http, { Agent } from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { create } from '@bufbuild/protobuf';
@@ -16,13 +17,123 @@ import { latencyStats, timeSequential, type ThrowawayNats } from '@paddock/testi
  * The bare parts of the create path, measured in the same run as the gateway figures: one
  * Fastify request, two Postgres commits, one NATS request/reply, one bwrap spawn in a cgroup.
  */
-export async function fastifyRoundTripMs(n: number): Promise<number[]> {
+export async function fastifyRoundTripMs(n: number, client?: LeanHttp): Promise<number[]> {
+  const app = await bareFastify();
+  const get = client
+    ? () => client.request('GET', app.url)
+    : async () => (await fetch(app.url)).json();
+  const samples = await timeSequential(get, n);
+  await app.close();
+  return samples;
+}
+
+async function bareFastify(): Promise<{ url: string; close: () => Promise<void> }> {
   const app = Fastify();
   app.get('/', async () => ({ ok: true }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();
-  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/`;
-  const samples = await timeSequential(async () => (await fetch(url)).json(), n);
+  return {
+    url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/`,
+    close: () => app.close(),
+  };
+}
+
+export interface LeanHttp {
+  /** JSON in, JSON out; rejects on a transport error, resolves with any status. */
+  request(
+    method: string,
+    url: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; json: unknown }>;
+  close(): void;
+}
+
+/**
+ * node:http with a keep-alive Agent, as the CLI calls the gateway: a few tenths of a ms of client
+ * CPU per request where undici's fetch costs about 0.8 ms on this machine, which a burst of 50
+ * on 2 vCPUs would count against the gateway. The floor is measured with the same client.
+ */
+export function leanHttp(): LeanHttp {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  return {
+    request: (method, url, body, headers = {}) =>
+      new Promise((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const req = http.request(
+          url,
+          {
+            method,
+            agent,
+            headers:
+              payload === undefined
+                ? headers
+                : {
+                    ...headers,
+                    'content-type': 'application/json',
+                    'content-length': Buffer.byteLength(payload),
+                  },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.once('end', () => {
+              const text = Buffer.concat(chunks).toString('utf8');
+              try {
+                resolve({
+                  status: res.statusCode ?? 0,
+                  json: text ? (JSON.parse(text) as unknown) : undefined,
+                });
+              } catch (e) {
+                reject(e instanceof Error ? e : new Error(String(e)));
+              }
+            });
+            res.once('error', reject);
+          },
+        );
+        req.once('error', reject);
+        req.end(payload);
+      }),
+    close: () => agent.destroy(),
+  };
+}
+
+/**
+ * The burst floor: `n` bare first commands at once, each the parts of the real one in its order
+ * (HTTP create with a commit, a NATS request/reply and a second commit; HTTP wait; HTTP exec with
+ * a NATS request/reply), against a bare Fastify, a Postgres pool the gateway's size and a NATS
+ * responder. What a burst costs this machine before any of Paddock's own work.
+ */
+export async function burstFloorMs(
+  n: number,
+  client: LeanHttp,
+  databaseUrl: string,
+  nats: ThrowawayNats,
+): Promise<number[]> {
+  const app = await bareFastify();
+  const pool = new Pool({ connectionString: databaseUrl, max: 20 });
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_floor (id serial PRIMARY KEY, v text)');
+  const server = await nats.connectAs('runner', 'bench-burst-floor');
+  const nc = await nats.connectAs('gateway', 'gateway');
+  const subject = subjects.runnerRpc('bench-burst-floor', 'get');
+  server.subscribe(subject, { callback: (_e, m) => void m.respond(m.data) });
+  await server.flush();
+  const one = async (): Promise<number> => {
+    const t0 = performance.now();
+    await client.request('GET', app.url);
+    await pool.query('INSERT INTO bench_floor (v) VALUES ($1)', ['a']);
+    await nc.request(subject, '{}', { timeout: 10_000 });
+    await pool.query('INSERT INTO bench_floor (v) VALUES ($1)', ['b']);
+    await client.request('GET', app.url);
+    await client.request('GET', app.url);
+    await nc.request(subject, '{}', { timeout: 10_000 });
+    return performance.now() - t0;
+  };
+  await Promise.all(Array.from({ length: n }, one)); // warm the pool's connections and the sockets
+  const samples = await Promise.all(Array.from({ length: n }, one));
+  await nc.close();
+  await server.close();
+  await pool.end();
   await app.close();
   return samples;
 }
@@ -65,14 +176,23 @@ export async function bwrapInCgroupMs(n: number): Promise<number[]> {
     if (memDir) writeFileSync(join(memDir, 'memory.limit_in_bytes'), String(256 * 1024 * 1024));
     const join_ = dirs.map((d) => `echo $$ > ${d}/cgroup.procs`).join('; ');
     await new Promise<void>((resolve, reject) => {
-      const child = spawn('sh', ['-c', `${join_}; exec bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent sh -c 'echo ready'`], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        'sh',
+        [
+          '-c',
+          `${join_}; exec bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent sh -c 'echo ready'`,
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       child.stdout.once('data', () => resolve());
       child.once('error', reject);
-      child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited ${code}: ${err.trim()}`))));
+      child.once('exit', (code) =>
+        code === 0 ? resolve() : reject(new Error(`bwrap exited ${code}: ${err.trim()}`)),
+      );
     }).catch((e: unknown) => {
       failures.push(e instanceof Error ? e.message : String(e));
     });
@@ -86,7 +206,11 @@ export async function bwrapInCgroupMs(n: number): Promise<number[]> {
     }
   };
   const samples = await timeSequential(once, n, 3);
-  if (failures.length) process.stderr.write(`[bench] ${failures.length} bwrap floor spawns failed, e.g. ${failures[0]}\n`);
+  if (failures.length) {
+    process.stderr.write(
+      `[bench] ${failures.length} bwrap floor spawns failed, e.g. ${failures[0]}\n`,
+    );
+  }
   if (failures.length > n / 2) throw new Error(`bwrap floor unusable: ${failures[0]}`);
   return samples;
 }
@@ -100,7 +224,23 @@ export async function concurrentBwrapsMs(n: number): Promise<number[]> {
   const one = (): Promise<number> =>
     new Promise((resolve, reject) => {
       const t0 = performance.now();
-      const child = spawn('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--unshare-net', '--die-with-parent', '/bin/true'], { stdio: 'ignore' });
+      const child = spawn(
+        'bwrap',
+        [
+          '--ro-bind',
+          '/',
+          '/',
+          '--dev',
+          '/dev',
+          '--proc',
+          '/proc',
+          '--unshare-pid',
+          '--unshare-net',
+          '--die-with-parent',
+          '/bin/true',
+        ],
+        { stdio: 'ignore' },
+      );
       child.once('error', reject);
       child.once('exit', () => resolve(performance.now() - t0));
     });
@@ -114,7 +254,14 @@ export const p50 = (s: number[]): number => latencyStats(s).p50;
  * (the gateway's) whose GetSandbox answers at once: no auth, database or NATS.
  */
 export async function grpcStackRoundTripMs(n: number): Promise<number[]> {
-  const server = http2.createServer(connectNodeAdapter({ routes: (r) => r.service(SandboxService, { getSandbox: () => create(SandboxSchema, { sandboxId: 'floor' }) }) }));
+  const server = http2.createServer(
+    connectNodeAdapter({
+      routes: (r) =>
+        r.service(SandboxService, {
+          getSandbox: () => create(SandboxSchema, { sandboxId: 'floor' }),
+        }),
+    }),
+  );
   server.on('connection', (s: Socket) => s.setNoDelay(true));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const client = grpcClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);

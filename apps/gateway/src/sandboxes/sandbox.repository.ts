@@ -1,9 +1,18 @@
 import { sql, type Kysely } from 'kysely';
-import { PaddockError, SANDBOX_STATE_RANK, TERMINAL_SANDBOX_STATE_RANK, TERMINAL_SANDBOX_STATES, type ContainerStatusView, type SandboxState, type SandboxStateReason } from '@paddock/contracts';
+import {
+  PaddockError,
+  SANDBOX_STATE_RANK,
+  TERMINAL_SANDBOX_STATE_RANK,
+  TERMINAL_SANDBOX_STATES,
+  type ContainerStatusView,
+  type SandboxState,
+  type SandboxStateReason,
+} from '@paddock/contracts';
 import type { GatewayDatabase, PlacementRecord } from '../db/database';
 import type { SandboxRouteCache } from './sandbox-route-cache';
 import type { SandboxChangeListener } from './change-broadcast';
 import { isTerminalRow, type SandboxRow } from './sandbox-view';
+import { GroupCommit } from '../db/group-commit';
 
 const TERMINAL = TERMINAL_SANDBOX_STATES;
 const TERMINAL_SQL_LIST = sql.raw(TERMINAL_SANDBOX_STATES.map((st) => `'${st}'`).join(', '));
@@ -46,6 +55,24 @@ export interface RunnerObservation {
   containerStatuses?: ContainerStatusView[];
 }
 
+/** An acceptPlacement call waiting for its statement. */
+interface Acceptance {
+  id: string;
+  runnerId: string;
+  placement: PlacementRecord;
+  o: RunnerObservation;
+  now: Date;
+}
+
+/** An applyObservation call waiting for its statement. */
+interface Observed {
+  id: string;
+  runnerId: string;
+  o: RunnerObservation;
+  acknowledged: boolean;
+  now: Date;
+}
+
 export interface ListFilter {
   tags?: string[];
   states?: string[];
@@ -69,31 +96,70 @@ export class SandboxRepository {
     private readonly waiters?: SandboxChangeListener,
   ) {}
 
-  /** Inserts the PENDING row; with a requestId already used, returns the existing row instead. */
+  private readonly inserts = new GroupCommit<NewSandboxRow, SandboxRow | undefined>({
+    one: async (n) => (await this.insertRows([n]))[0],
+    many: (ns) => this.insertRows(ns),
+    key: (n) => n.id,
+  });
+
+  private readonly accepts = new GroupCommit<Acceptance, SandboxRow | undefined>({
+    one: async (a) => (await this.acceptRows([a]))[0],
+    many: (as) => this.acceptRows(as),
+    key: (a) => a.id,
+  });
+
+  private readonly observations = new GroupCommit<Observed, boolean>({
+    one: async (o) => (await this.observeRows([o]))[0] ?? false,
+    many: (os) => this.observeRows(os),
+    key: (o) => o.id,
+  });
+
+  /**
+   * Inserts the PENDING row; with a requestId already used, returns the existing row instead.
+   * Concurrent creates share one multi-row INSERT (see GroupCommit).
+   */
   async insertPending(n: NewSandboxRow): Promise<{ row: SandboxRow; created: boolean }> {
-    const inserted = await this.db
-      .insertInto('gw_sandboxes')
-      .values({
-        id: n.id,
-        organization_id: n.organizationId,
-        request_id: n.requestId,
-        request_fingerprint: n.requestFingerprint,
-        spec: JSON.stringify(n.spec),
-        tags: n.tags,
-        state: 'STATE_PENDING',
-        runner_id: n.runnerId,
-        runner_group_id: n.runnerGroupId,
-        placement: JSON.stringify(n.placement),
-        create_time: n.now,
-        updated_at: n.now,
-      })
-      .onConflict((oc) => oc.columns(['organization_id', 'request_id']).where('request_id', 'is not', null).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    const inserted = await this.inserts.submit(n);
     if (inserted) return { row: inserted, created: true };
-    const existing = n.requestId ? await this.findByRequestId(n.organizationId, n.requestId) : undefined;
-    if (!existing) throw new PaddockError('internal', 'sandbox insert conflicted but no row was found');
+    const existing = n.requestId
+      ? await this.findByRequestId(n.organizationId, n.requestId)
+      : undefined;
+    if (!existing) {
+      throw new PaddockError('internal', 'sandbox insert conflicted but no row was found');
+    }
     return { row: existing, created: false };
+  }
+
+  /** The rows inserted, in order; undefined where the requestId was taken (by an earlier row of the same statement too). */
+  private async insertRows(ns: NewSandboxRow[]): Promise<(SandboxRow | undefined)[]> {
+    const rows = await this.db
+      .insertInto('gw_sandboxes')
+      .values(
+        ns.map((n) => ({
+          id: n.id,
+          organization_id: n.organizationId,
+          request_id: n.requestId,
+          request_fingerprint: n.requestFingerprint,
+          spec: JSON.stringify(n.spec),
+          tags: n.tags,
+          state: 'STATE_PENDING',
+          runner_id: n.runnerId,
+          runner_group_id: n.runnerGroupId,
+          placement: JSON.stringify(n.placement),
+          create_time: n.now,
+          updated_at: n.now,
+        })),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(['organization_id', 'request_id'])
+          .where('request_id', 'is not', null)
+          .doNothing(),
+      )
+      .returningAll()
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ns.map((n) => byId.get(n.id));
   }
 
   findByRequestId(organizationId: string, requestId: string): Promise<SandboxRow | undefined> {
@@ -106,7 +172,12 @@ export class SandboxRepository {
   }
 
   findById(organizationId: string, id: string): Promise<SandboxRow | undefined> {
-    return this.db.selectFrom('gw_sandboxes').selectAll().where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+    return this.db
+      .selectFrom('gw_sandboxes')
+      .selectAll()
+      .where('organization_id', '=', organizationId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   /** Internal (reconciler, events): not org-scoped. */
@@ -115,27 +186,46 @@ export class SandboxRepository {
   }
 
   async list(organizationId: string, f: ListFilter): Promise<SandboxRow[]> {
-    let q = this.db.selectFrom('gw_sandboxes').selectAll().where('organization_id', '=', organizationId);
+    let q = this.db
+      .selectFrom('gw_sandboxes')
+      .selectAll()
+      .where('organization_id', '=', organizationId);
     if (f.tags?.length) q = q.where('tags', '@>', sql<string[]>`${f.tags}::text[]`);
     if (f.states?.length) q = q.where('state', 'in', f.states);
     else if (!f.showTerminated) q = q.where('state', 'not in', TERMINAL);
     if (f.runnerIds?.length) q = q.where('runner_id', 'in', f.runnerIds);
     if (f.after) {
       const { createTime, id } = f.after;
-      q = q.where((eb) => eb.or([eb('create_time', '>', createTime), eb.and([eb('create_time', '=', createTime), eb('id', '>', id)])]));
+      q = q.where((eb) =>
+        eb.or([
+          eb('create_time', '>', createTime),
+          eb.and([eb('create_time', '=', createTime), eb('id', '>', id)]),
+        ]),
+      );
     }
-    return q.orderBy('create_time').orderBy('id').limit(f.pageSize + 1).execute();
+    return q
+      .orderBy('create_time')
+      .orderBy('id')
+      .limit(f.pageSize + 1)
+      .execute();
   }
 
   /** Ids of the organization's sandboxes that have not ended, carrying every tag in `tags` (all when absent). */
   async liveIds(organizationId: string, tags: string[] | undefined): Promise<string[]> {
-    let q = this.db.selectFrom('gw_sandboxes').select('id').where('organization_id', '=', organizationId).where('state', 'not in', TERMINAL);
+    let q = this.db
+      .selectFrom('gw_sandboxes')
+      .select('id')
+      .where('organization_id', '=', organizationId)
+      .where('state', 'not in', TERMINAL);
     if (tags?.length) q = q.where('tags', '@>', sql<string[]>`${tags}::text[]`);
     return (await q.orderBy('create_time').orderBy('id').execute()).map((r) => r.id);
   }
 
   /** The organization's live sandboxes on these runners, oldest first (what holds their capacity). */
-  async liveOnRunners(organizationId: string, runnerIds: string[]): Promise<{ id: string; runner_id: string; create_time: Date }[]> {
+  async liveOnRunners(
+    organizationId: string,
+    runnerIds: string[],
+  ): Promise<{ id: string; runner_id: string; create_time: Date }[]> {
     if (runnerIds.length === 0) return [];
     return this.db
       .selectFrom('gw_sandboxes')
@@ -149,10 +239,22 @@ export class SandboxRepository {
   }
 
   /** Moves a not-yet-acknowledged PENDING row to the next runner of its placement. */
-  async reassign(id: string, fromRunner: string, toRunner: string, runnerGroupId: string, placement: PlacementRecord, now: Date): Promise<boolean> {
+  async reassign(
+    id: string,
+    fromRunner: string,
+    toRunner: string,
+    runnerGroupId: string,
+    placement: PlacementRecord,
+    now: Date,
+  ): Promise<boolean> {
     const r = await this.db
       .updateTable('gw_sandboxes')
-      .set({ runner_id: toRunner, runner_group_id: runnerGroupId, placement: JSON.stringify(placement), updated_at: now })
+      .set({
+        runner_id: toRunner,
+        runner_group_id: runnerGroupId,
+        placement: JSON.stringify(placement),
+        updated_at: now,
+      })
       .where('id', '=', id)
       .where('runner_id', '=', fromRunner)
       .where('state', '=', 'STATE_PENDING')
@@ -164,7 +266,11 @@ export class SandboxRepository {
   }
 
   async recordPlacement(id: string, placement: PlacementRecord, now: Date): Promise<void> {
-    await this.db.updateTable('gw_sandboxes').set({ placement: JSON.stringify(placement), updated_at: now }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('gw_sandboxes')
+      .set({ placement: JSON.stringify(placement), updated_at: now })
+      .where('id', '=', id)
+      .execute();
   }
 
   async noteCreateAttempt(id: string, now: Date): Promise<void> {
@@ -178,84 +284,123 @@ export class SandboxRepository {
   /**
    * Applies what the owning runner reports. Ignored when it comes from a runner that no longer
    * owns the row, when the row is already terminal, or when it would move the state backwards.
+   * Concurrent observations (a burst's state events) share one UPDATE.
    */
-  async applyObservation(id: string, runnerId: string, o: RunnerObservation, acknowledged = true): Promise<boolean> {
+  async applyObservation(
+    id: string,
+    runnerId: string,
+    o: RunnerObservation,
+    acknowledged = true,
+  ): Promise<boolean> {
     const terminal = o.rank >= TERMINAL_SANDBOX_STATE_RANK;
     // Before the write when the cache knows this runner owns it (no request is routed on it
     // meanwhile), after it when applied (that proves ownership and beats any read in flight).
     if (terminal) this.routes?.retireIfOwnedBy(id, runnerId);
-    const r = await this.db
-      .updateTable('gw_sandboxes')
-      .set({
-        state: o.state,
-        state_sequence: sql<number>`GREATEST(state_sequence, ${o.sequence})`,
-        runner_acknowledged: acknowledged ? true : sql<boolean>`runner_acknowledged`,
-        updated_at: new Date(),
-        // A resumed sandbox drops the reason it was paused for.
-        ...(o.reason !== undefined ? { state_reason: o.reason } : o.state === 'STATE_RUNNING' ? { state_reason: null } : {}),
-        ...(o.message !== undefined ? { message: o.message } : {}),
-        ...(o.exitCode !== undefined ? { exit_code: o.exitCode } : {}),
-        ...(o.effective ? { effective: JSON.stringify(o.effective) } : {}),
-        ...(o.containerStatuses && !o.effective
-          ? { effective: sql`COALESCE(effective, '{}'::jsonb) || ${JSON.stringify({ containerStatuses: o.containerStatuses })}::jsonb` }
-          : {}),
-        ...(o.state === 'STATE_RUNNING' ? { start_time: sql<Date>`COALESCE(start_time, ${o.at})` } : {}),
-        ...(terminal ? { end_time: sql<Date>`COALESCE(end_time, ${o.at})` } : {}),
-      })
-      .where('id', '=', id)
-      .where('runner_id', '=', runnerId)
-      .where('state', 'not in', TERMINAL)
-      .where((eb) =>
-        eb.or([
-          eb(rankOfState, '<', o.rank),
-          // Same rank: the same state again, or RUNNING ⇄ PAUSED; the newer event wins.
-          eb.and([eb(rankOfState, '=', o.rank), eb('state_sequence', '<', o.sequence)]),
-        ]),
-      )
-      .executeTakeFirst();
-    const applied = r.numUpdatedRows > 0n;
+    const applied = await this.observations.submit({
+      id,
+      runnerId,
+      o,
+      acknowledged,
+      now: new Date(),
+    });
     if (terminal && applied) this.routes?.retire(id);
     if (applied) this.waiters?.notify(id);
     return applied;
   }
 
   /**
-   * The winning runner accepted the create: records the placement, marks the row acknowledged
-   * and applies the runner's view, in one statement (the create path's second commit).
-   * SET expressions see the old row, so `newer` is evaluated once, consistently.
+   * One UPDATE for all: each row's SET and WHERE see its own observation (`v`). What an
+   * observation leaves out (no reason, no message...) keeps the stored value, as NULL never
+   * stands for "clear" in an observation.
    */
-  async acceptPlacement(id: string, runnerId: string, placement: PlacementRecord, o: RunnerObservation, now: Date): Promise<SandboxRow | undefined> {
+  private async observeRows(os: Observed[]): Promise<boolean[]> {
+    const values = sql.join(
+      os.map(
+        ({ id, runnerId, o, acknowledged, now }) =>
+          sql`(${id}::text, ${runnerId}::text, ${o.state}::text, ${o.rank}::int, ${o.sequence}::int8, ${acknowledged}::bool, ${o.reason ?? null}::text, ${o.message ?? null}::text, ${o.exitCode ?? null}::int, ${o.effective ? JSON.stringify(o.effective) : null}::jsonb, ${o.containerStatuses && !o.effective ? JSON.stringify({ containerStatuses: o.containerStatuses }) : null}::jsonb, ${o.at}::timestamptz, ${now}::timestamptz)`,
+      ),
+    );
+    const r = await sql<{ id: string }>`
+      UPDATE gw_sandboxes AS s SET
+        state = v.v_state,
+        state_sequence = GREATEST(s.state_sequence, v.v_seq),
+        runner_acknowledged = s.runner_acknowledged OR v.v_ack,
+        updated_at = v.v_now,
+        -- A resumed sandbox drops the reason it was paused for.
+        state_reason = CASE WHEN v.v_reason IS NOT NULL THEN v.v_reason WHEN v.v_state = 'STATE_RUNNING' THEN NULL ELSE s.state_reason END,
+        message = COALESCE(v.v_message, s.message),
+        exit_code = COALESCE(v.v_exit, s.exit_code),
+        effective = CASE WHEN v.v_effective IS NOT NULL THEN v.v_effective WHEN v.v_containers IS NOT NULL THEN COALESCE(s.effective, '{}'::jsonb) || v.v_containers ELSE s.effective END,
+        start_time = CASE WHEN v.v_state = 'STATE_RUNNING' THEN COALESCE(s.start_time, v.v_at) ELSE s.start_time END,
+        end_time = CASE WHEN v.v_rank >= ${TERMINAL_SANDBOX_STATE_RANK} THEN COALESCE(s.end_time, v.v_at) ELSE s.end_time END
+      FROM (VALUES ${values}) AS v(v_id, v_runner, v_state, v_rank, v_seq, v_ack, v_reason, v_message, v_exit, v_effective, v_containers, v_at, v_now)
+      WHERE s.id = v.v_id AND s.runner_id = v.v_runner AND s.state NOT IN (${TERMINAL_SQL_LIST})
+        -- Same rank: the same state again, or RUNNING ⇄ PAUSED; the newer event wins.
+        AND (${rankOfState} < v.v_rank OR (${rankOfState} = v.v_rank AND s.state_sequence < v.v_seq))
+      RETURNING s.id`.execute(this.db);
+    const applied = new Set(r.rows.map((x) => x.id));
+    return os.map((x) => applied.has(x.id));
+  }
+
+  /**
+   * The winning runner accepted the create: records the placement, marks the row acknowledged
+   * and applies the runner's view, in one statement (the create path's second commit), shared
+   * by concurrent creates.
+   */
+  async acceptPlacement(
+    id: string,
+    runnerId: string,
+    placement: PlacementRecord,
+    o: RunnerObservation,
+    now: Date,
+  ): Promise<SandboxRow | undefined> {
     if (o.rank >= TERMINAL_SANDBOX_STATE_RANK) this.routes?.retireIfOwnedBy(id, runnerId);
-    const newer = sql<boolean>`(state NOT IN (${TERMINAL_SQL_LIST}) AND (${rankOfState} < ${o.rank} OR (${rankOfState} = ${o.rank} AND state_sequence < ${o.sequence})))`;
-    const ifNewer = <T>(value: unknown, column: string) => sql<T>`CASE WHEN ${newer} THEN ${value} ELSE ${sql.ref(column)} END`;
-    const row = await this.db
-      .updateTable('gw_sandboxes')
-      .set({
-        placement: JSON.stringify(placement),
-        runner_acknowledged: true,
-        updated_at: now,
-        state: ifNewer<string>(o.state, 'state'),
-        state_sequence: sql<number>`GREATEST(state_sequence, ${o.sequence})`,
-        ...(o.reason !== undefined ? { state_reason: ifNewer<string>(o.reason, 'state_reason') } : {}),
-        ...(o.message !== undefined ? { message: ifNewer<string>(o.message, 'message') } : {}),
-        ...(o.exitCode !== undefined ? { exit_code: ifNewer<number>(o.exitCode, 'exit_code') } : {}),
-        // The resolution echoes are fixed at launch: kept even when the state event won the race.
-        ...(o.effective ? { effective: sql`CASE WHEN ${newer} OR effective IS NULL THEN ${JSON.stringify(o.effective)}::jsonb ELSE effective END` } : {}),
-        ...(o.state === 'STATE_RUNNING' ? { start_time: sql<Date>`COALESCE(start_time, ${o.at})` } : {}),
-        ...(o.rank >= TERMINAL_SANDBOX_STATE_RANK ? { end_time: sql<Date>`COALESCE(end_time, ${o.at})` } : {}),
-      })
-      .where('id', '=', id)
-      .where('runner_id', '=', runnerId)
-      .returningAll()
-      .executeTakeFirst();
+    const row = await this.accepts.submit({ id, runnerId, placement, o, now });
     if (row && isTerminalRow(row)) this.routes?.retire(id);
     else if (row) this.routes?.remember(row);
     if (row) this.waiters?.notify(id);
     return row;
   }
 
+  /**
+   * SET expressions see the old row, so `newer` is evaluated once per row, consistently. The
+   * resolution echoes (`effective`) are fixed at launch: kept even when a state event won the race.
+   */
+  private async acceptRows(as: Acceptance[]): Promise<(SandboxRow | undefined)[]> {
+    const values = sql.join(
+      as.map(
+        ({ id, runnerId, placement, o, now }) =>
+          sql`(${id}::text, ${runnerId}::text, ${JSON.stringify(placement)}::jsonb, ${o.state}::text, ${o.rank}::int, ${o.sequence}::int8, ${o.reason ?? null}::text, ${o.message ?? null}::text, ${o.exitCode ?? null}::int, ${o.effective ? JSON.stringify(o.effective) : null}::jsonb, ${o.at}::timestamptz, ${now}::timestamptz)`,
+      ),
+    );
+    const newer = sql`(s.state NOT IN (${TERMINAL_SQL_LIST}) AND (${rankOfState} < v.v_rank OR (${rankOfState} = v.v_rank AND s.state_sequence < v.v_seq)))`;
+    const r = await sql<SandboxRow>`
+      UPDATE gw_sandboxes AS s SET
+        placement = v.v_placement,
+        runner_acknowledged = true,
+        updated_at = v.v_now,
+        state = CASE WHEN ${newer} THEN v.v_state ELSE s.state END,
+        state_sequence = GREATEST(s.state_sequence, v.v_seq),
+        state_reason = CASE WHEN v.v_reason IS NOT NULL AND ${newer} THEN v.v_reason ELSE s.state_reason END,
+        message = CASE WHEN v.v_message IS NOT NULL AND ${newer} THEN v.v_message ELSE s.message END,
+        exit_code = CASE WHEN v.v_exit IS NOT NULL AND ${newer} THEN v.v_exit ELSE s.exit_code END,
+        effective = CASE WHEN v.v_effective IS NOT NULL AND (${newer} OR s.effective IS NULL) THEN v.v_effective ELSE s.effective END,
+        start_time = CASE WHEN v.v_state = 'STATE_RUNNING' THEN COALESCE(s.start_time, v.v_at) ELSE s.start_time END,
+        end_time = CASE WHEN v.v_rank >= ${TERMINAL_SANDBOX_STATE_RANK} THEN COALESCE(s.end_time, v.v_at) ELSE s.end_time END
+      FROM (VALUES ${values}) AS v(v_id, v_runner, v_placement, v_state, v_rank, v_seq, v_reason, v_message, v_exit, v_effective, v_at, v_now)
+      WHERE s.id = v.v_id AND s.runner_id = v.v_runner
+      RETURNING s.*`.execute(this.db);
+    const byId = new Map(r.rows.map((x) => [x.id, x]));
+    return as.map((a) => byId.get(a.id));
+  }
+
   async markAcknowledged(id: string, runnerId: string): Promise<void> {
-    await this.db.updateTable('gw_sandboxes').set({ runner_acknowledged: true }).where('id', '=', id).where('runner_id', '=', runnerId).execute();
+    await this.db
+      .updateTable('gw_sandboxes')
+      .set({ runner_acknowledged: true })
+      .where('id', '=', id)
+      .where('runner_id', '=', runnerId)
+      .execute();
   }
 
   /** DeleteSandboxLogs done: the first time is kept (the call is idempotent). */
@@ -268,10 +413,19 @@ export class SandboxRepository {
       .execute();
   }
 
-  async markDeleteRequested(organizationId: string, id: string, graceSeconds: number, now: Date): Promise<SandboxRow | undefined> {
+  async markDeleteRequested(
+    organizationId: string,
+    id: string,
+    graceSeconds: number,
+    now: Date,
+  ): Promise<SandboxRow | undefined> {
     const row = await this.db
       .updateTable('gw_sandboxes')
-      .set({ delete_requested_at: sql<Date>`COALESCE(delete_requested_at, ${now})`, delete_grace_seconds: graceSeconds, updated_at: now })
+      .set({
+        delete_requested_at: sql<Date>`COALESCE(delete_requested_at, ${now})`,
+        delete_grace_seconds: graceSeconds,
+        updated_at: now,
+      })
       .where('organization_id', '=', organizationId)
       .where('id', '=', id)
       .returningAll()
@@ -289,7 +443,13 @@ export class SandboxRepository {
       .selectAll()
       .where('state', 'not in', TERMINAL)
       .where('updated_at', '<', before)
-      .where((eb) => eb.or([eb('state', '!=', 'STATE_RUNNING'), eb('runner_acknowledged', '=', false), eb('delete_requested_at', 'is not', null)]))
+      .where((eb) =>
+        eb.or([
+          eb('state', '!=', 'STATE_RUNNING'),
+          eb('runner_acknowledged', '=', false),
+          eb('delete_requested_at', 'is not', null),
+        ]),
+      )
       .orderBy('updated_at')
       .limit(limit)
       .execute();
@@ -297,7 +457,12 @@ export class SandboxRepository {
 
   /** Non-terminal rows owned by a runner. */
   activeOnRunner(runnerId: string): Promise<SandboxRow[]> {
-    return this.db.selectFrom('gw_sandboxes').selectAll().where('runner_id', '=', runnerId).where('state', 'not in', TERMINAL).execute();
+    return this.db
+      .selectFrom('gw_sandboxes')
+      .selectAll()
+      .where('runner_id', '=', runnerId)
+      .where('state', 'not in', TERMINAL)
+      .execute();
   }
 
   /** Ids (of those given) whose row exists, is owned by `runnerId` and is not terminal. */
@@ -314,7 +479,14 @@ export class SandboxRepository {
   }
 
   /** Ends a non-terminal row in a terminal state with a reason. */
-  async markTerminal(id: string, state: 'STATE_COMPLETED' | 'STATE_FAILED', reason: SandboxStateReason, message: string, now: Date, onlyRunner?: string): Promise<boolean> {
+  async markTerminal(
+    id: string,
+    state: 'STATE_COMPLETED' | 'STATE_FAILED',
+    reason: SandboxStateReason,
+    message: string,
+    now: Date,
+    onlyRunner?: string,
+  ): Promise<boolean> {
     if (onlyRunner) this.routes?.retireIfOwnedBy(id, onlyRunner);
     else this.routes?.retire(id);
     let q = this.db
@@ -331,19 +503,32 @@ export class SandboxRepository {
   }
 
   async runnersWithActiveSandboxes(): Promise<string[]> {
-    const rows = await this.db.selectFrom('gw_sandboxes').select('runner_id').distinct().where('state', 'not in', TERMINAL).execute();
+    const rows = await this.db
+      .selectFrom('gw_sandboxes')
+      .select('runner_id')
+      .distinct()
+      .where('state', 'not in', TERMINAL)
+      .execute();
     return rows.map((r) => r.runner_id);
   }
 
   /** Removes a row no runner ever acknowledged (every runner refused it for certain). */
   async deleteUnacknowledged(id: string): Promise<void> {
     this.routes?.invalidate(id);
-    await this.db.deleteFrom('gw_sandboxes').where('id', '=', id).where('runner_acknowledged', '=', false).execute();
+    await this.db
+      .deleteFrom('gw_sandboxes')
+      .where('id', '=', id)
+      .where('runner_acknowledged', '=', false)
+      .execute();
     this.waiters?.notify(id);
   }
 
   /** Touches a row so the reconciler leaves it alone for another period. */
   async touch(id: string, now: Date): Promise<void> {
-    await this.db.updateTable('gw_sandboxes').set({ updated_at: now }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('gw_sandboxes')
+      .set({ updated_at: now })
+      .where('id', '=', id)
+      .execute();
   }
 }
