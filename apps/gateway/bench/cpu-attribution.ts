@@ -10,8 +10,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 export interface CpuGroups {
   gateway: number;
   runner: number;
-  /** The runner's descendants that are exec daemons (python) and the rest of its sandboxes' processes. */
+  /** The runner's descendants: sandboxes' exec daemons and their spares, the supervisors (python), the rest (bwrap, the sandboxes' own). */
   execDaemons: number;
+  supervisors: number;
   sandboxesOther: number;
   postgres: number;
   nats: number;
@@ -120,7 +121,11 @@ function classify(procs: Map<number, Proc>, sel: CpuSelectors): Map<number, keyo
     else if (p.pid === 2 || p.ppid === 2) g = 'kernelThreads';
     else if (descends(procs, p.pid, sel.gatewayPid)) g = 'gateway';
     else if (descends(procs, p.pid, sel.runnerPid)) {
-      g = p.comm.startsWith('python') ? 'execDaemons' : 'sandboxesOther';
+      g = p.comm.startsWith('paddock-')
+        ? 'execDaemons'
+        : p.comm.startsWith('python')
+          ? 'supervisors'
+          : 'sandboxesOther';
     } else if (postmaster > 0 && descends(procs, p.pid, postmaster)) g = 'postgres';
     if (g) out.set(p.pid, g);
   }
@@ -139,6 +144,7 @@ export function startCpuStretch(sel: CpuSelectors): () => CpuGroups {
       gateway: 0,
       runner: 0,
       execDaemons: 0,
+      supervisors: 0,
       sandboxesOther: 0,
       postgres: 0,
       nats: 0,

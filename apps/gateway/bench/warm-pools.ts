@@ -89,9 +89,17 @@ async function main(): Promise<void> {
     capacitySandboxes: 500,
   });
   const port = 18000 + Math.floor(Math.random() * 2000);
+  // PADDOCK_BENCH_CPU_PROF=<dir>: the gateway writes a V8 CPU profile there on exit (NODE_OPTIONS refuses --cpu-prof).
+  const profDir = process.env.PADDOCK_BENCH_CPU_PROF;
   const gateway: ChildProcess = spawn(
     process.execPath,
-    ['--conditions=@paddock/source', '--import', 'tsx', join(__dirname, '..', 'src', 'main.ts')],
+    [
+      ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []),
+      '--conditions=@paddock/source',
+      '--import',
+      'tsx',
+      join(__dirname, '..', 'src', 'main.ts'),
+    ],
     {
       env: {
         PATH: process.env.PATH,
@@ -311,8 +319,9 @@ async function main(): Promise<void> {
         [
           ['gateway', 'gateway'],
           ['runner', 'runner (node)'],
-          ['execDaemons', 'exec daemons (python)'],
-          ['sandboxesOther', "sandboxes' other processes"],
+          ['execDaemons', 'exec daemons and their spares (paddock-execd, paddock-spare)'],
+          ['supervisors', 'supervisors (python)'],
+          ['sandboxesOther', "sandboxes' other processes (bwrap, the sandboxes' own)"],
           ['postgres', 'postgres'],
           ['nats', 'nats-server'],
           ['client', 'bench client'],
@@ -329,7 +338,10 @@ async function main(): Promise<void> {
   } finally {
     client.close();
     await nc.close();
+    // Waited for: a CPU profile is written as the gateway exits.
+    const exited = new Promise((r) => gateway.once('exit', r));
     gateway.kill('SIGTERM');
+    if (gateway.exitCode === null) await exited;
     await runner.stop();
     await cp.stop();
     await nats.stop();
