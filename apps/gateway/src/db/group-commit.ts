@@ -83,7 +83,8 @@ export class GroupCommit<I, O> {
         try {
           results = await this.ops.many(batch.map((p) => p.item));
         } catch {
-          // Some row failed the statement, and with it the others: each alone says which.
+          // Some row failed the statement, and with it the others: each alone says which. This also
+          // covers a deadlock Postgres broke between two batches locking shared rows in another order.
           await Promise.all(batch.map((p) => this.ops.one(p.item).then(p.resolve, p.reject)));
         }
         if (results) batch.forEach((p, i) => p.resolve(results[i] as O));
