@@ -490,18 +490,19 @@ export class WarmPoolBackend implements SandboxBackend {
     this.warmTakes++;
     this.emit({ sandboxId: spec.sandboxId, state: 'STATE_CREATING', at: this.d.clock.now() });
     this.refillSoon();
-    void this.handOver(hit.member.id, hit.pool, spec);
+    void this.handOver(hit.member, hit.pool, spec);
   }
 
   /**
    * Records the take's tie (so a runner restart adopts the sandbox as the create's), gives the
    * sandbox the create's files, then reports it RUNNING under the create's id.
    */
-  private async handOver(warmId: string, pool: PoolState, spec: LaunchSpec): Promise<void> {
+  private async handOver(member: Member, pool: PoolState, spec: LaunchSpec): Promise<void> {
+    const warmId = member.id;
     const template = pool.launch?.files ?? [];
     // Written alongside the files, and in place before RUNNING: a create is never reported running
     // with a sandbox that a restart of the runner would not know as its own.
-    const persisted = this.persistTie(warmId, spec);
+    const persisted = this.persistTie(member, spec);
     try {
       for (const f of spec.files) {
         if (template.some((t) => t.path === f.path && t.content.equals(f.content))) continue;
@@ -515,13 +516,15 @@ export class WarmPoolBackend implements SandboxBackend {
     }
   }
 
-  private async persistTie(warmId: string, spec: LaunchSpec): Promise<void> {
+  private async persistTie(member: Member, spec: LaunchSpec): Promise<void> {
+    const warmId = member.id;
     const taken = this.taken.get(spec.sandboxId);
     if (!this.ties || !taken) return;
     const now = this.d.clock.now();
     const tie: WarmTie = {
       v: 1,
       warmId,
+      warmDeadline: new Date(member.deadlineMs).toISOString(),
       sandboxId: spec.sandboxId,
       env: taken.env,
       labels: spec.labels,
@@ -697,7 +700,9 @@ export class WarmPoolBackend implements SandboxBackend {
       const tie = ties.get(r.sandboxId);
       if (tie) {
         adopted.add(tie.warmId);
-        const deadline = Math.min(Date.parse(tie.deadline), r.deadline.getTime());
+        // The backend moves a sandbox's deadline by the time it spent paused; the create's moves as much.
+        const moved = Math.max(0, r.deadline.getTime() - Date.parse(tie.warmDeadline));
+        const deadline = Math.min(Date.parse(tie.deadline) + moved, r.deadline.getTime());
         out.push({ ...r, sandboxId: tie.sandboxId, labels: tie.labels, startedAt: new Date(tie.takenAt), deadline: new Date(deadline) });
         continue;
       }

@@ -11,6 +11,8 @@ import { z } from 'zod';
 const WarmTieSchema = z.object({
   v: z.literal(1),
   warmId: z.string().min(1),
+  /** The warm sandbox's own deadline when taken (the backend's, which moves while it is paused). */
+  warmDeadline: z.string(),
   sandboxId: z.string().min(1),
   env: z.record(z.string(), z.string()),
   labels: z.record(z.string(), z.string()),
