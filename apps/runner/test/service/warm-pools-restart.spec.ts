@@ -38,15 +38,10 @@ describe('runner warm pools across a runner restart', () => {
     renameSync(tmp, configPath);
   };
   const waitReady = (runner: RunningRunner, n: number): Promise<unknown> =>
-    waitFor(
-      () =>
-        runner.warmPools.status()[0]?.ready === n &&
-        runner.warmPools.memberIds('agents').length === n,
-      {
-        timeoutMs: 60_000,
-        what: `pool agents at ${n} ready (status: ${JSON.stringify(runner.warmPools.status())})`,
-      },
-    );
+    waitFor(() => runner.warmPools.status()[0]?.ready === n && runner.warmPools.memberIds('agents').length === n, {
+      timeoutMs: 60_000,
+      what: `pool agents at ${n} ready (status: ${JSON.stringify(runner.warmPools.status())})`,
+    });
 
   beforeAll(async () => {
     configDir = mkdtempSync(join(tmpdir(), 'paddock-warm-restart-'));
@@ -63,9 +58,7 @@ describe('runner warm pools across a runner restart', () => {
 
   afterAll(async () => {
     if (second) {
-      await h.client
-        .call('delete', { sandboxId: 'warm-adopt', organizationId: ORG, gracePeriodSeconds: 0 })
-        .catch(() => undefined);
+      await h.client.call('delete', { sandboxId: 'warm-adopt', organizationId: ORG, gracePeriodSeconds: 0 }).catch(() => undefined);
       writeConfig([]);
       await second.runner.configSettled();
       await waitFor(() => second?.runner.warmPools.held().sandboxes === 0, {
@@ -137,8 +130,7 @@ describe('runner warm pools across a runner restart', () => {
 
     expect(runner.recovery.adopted).toEqual(['warm-adopt']);
     expect(runner.warmPools.warmIdOf('warm-adopt')).toBe(warmId);
-    const got = (await h.client.call('get', { sandboxId: 'warm-adopt', organizationId: ORG }))
-      .sandbox;
+    const got = (await h.client.call('get', { sandboxId: 'warm-adopt', organizationId: ORG })).sandbox;
     expect(got.status.state).toBe('STATE_RUNNING');
     expect(got.labels).toEqual({ team: 'agents' });
     expect(got.status.effectiveMaxLifetimeSeconds).toBe(120);
@@ -148,9 +140,7 @@ describe('runner warm pools across a runner restart', () => {
       organizationId: ORG,
       argv: ['sh', '-c', 'echo "$GREETING|$HOSTNAME"'],
     });
-    expect(Buffer.from(r.stdoutBase64, 'base64').toString()).toBe(
-      'kept across the restart|warm-adopt\n',
-    );
+    expect(Buffer.from(r.stdoutBase64, 'base64').toString()).toBe('kept across the restart|warm-adopt\n');
     // It holds the create's capacity again; the pool holds only its own new members.
     expect(runner.service.capacity()).toMatchObject({ sandboxesRunning: 1 });
 
@@ -168,15 +158,10 @@ describe('runner warm pools across a runner restart', () => {
       organizationId: ORG,
       gracePeriodSeconds: 0,
     });
-    const end = await waitFor(
-      () =>
-        h.events.find(
-          (e) =>
-            e.sandboxId === 'warm-adopt' &&
-            (e.state === 'STATE_COMPLETED' || e.state === 'STATE_FAILED'),
-        ),
-      { timeoutMs: 15_000, what: 'warm-adopt ended' },
-    );
+    const end = await waitFor(() => h.events.find((e) => e.sandboxId === 'warm-adopt' && (e.state === 'STATE_COMPLETED' || e.state === 'STATE_FAILED')), {
+      timeoutMs: 15_000,
+      what: 'warm-adopt ended',
+    });
     expect(end.reason).toBe('STOPPED_BY_USER');
     await waitFor(() => !existsSync(tieFile), { timeoutMs: 5_000, what: 'the tie removed' });
     expect(h.events.some((e) => e.sandboxId === warmId)).toBe(false);

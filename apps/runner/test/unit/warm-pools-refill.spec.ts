@@ -5,18 +5,8 @@ import { SandboxService, type RunnerLogger } from '../../src/service/sandbox-ser
 import { WarmPoolBackend } from '../../src/service/warm-pools';
 import { MemoryBackend } from '../support/memory-backend';
 
-const quiet: RunnerLogger = {
-  info: () => undefined,
-  warn: () => undefined,
-  error: () => undefined,
-};
-const identity = {
-  runnerId: 'r1',
-  organizationId: 'org-1',
-  clusterId: 'c1',
-  zone: 'z1',
-  runnerGroupId: 'default',
-};
+const quiet: RunnerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const identity = { runnerId: 'r1', organizationId: 'org-1', clusterId: 'c1', zone: 'z1', runnerGroupId: 'default' };
 const requirements = {
   requests: { cpu: '50m', memory: '64Mi' },
   limits: { cpu: '1', memory: '256Mi' },
@@ -42,15 +32,7 @@ describe('warm pool refill', () => {
 
   const setup = async (size: number): Promise<void> => {
     vi.useFakeTimers({
-      toFake: [
-        'setTimeout',
-        'clearTimeout',
-        'setInterval',
-        'clearInterval',
-        'setImmediate',
-        'clearImmediate',
-        'Date',
-      ],
+      toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date'],
     });
     inner = new MemoryBackend();
     // Priming a warm sandbox is a file call; the in-memory one answers at once (no real I/O under fake timers).
