@@ -156,7 +156,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   };
   // Takes are tied to their creates in the backend's state dir (a local backend's), to survive a restart.
   const stateDir = 'stateDir' in opts.backend && typeof opts.backend.stateDir === 'string' ? opts.backend.stateDir : undefined;
-  const warmPools = new WarmPoolBackend({ inner: opts.backend, policy, identity, caps: opts.caps, clock, log, ...(stateDir ? { tieDir: join(stateDir, 'warm-taken') } : {}) });
+  const warmPools = new WarmPoolBackend({ inner: opts.backend, policy, identity, caps: opts.caps, clock, log, ...(stateDir ? { tieJournal: join(stateDir, 'warm-taken.jsonl') } : {}) });
   const backend = warmPools;
   const service = new SandboxService({
     backend,

@@ -47,10 +47,10 @@ export interface WarmPoolDeps {
   /** Warm sandbox ids; tests may pin them. */
   newId?: (pool: string) => string;
   /**
-   * Where each take's tie to its create is kept (in the runner's state dir), so a restarted runner
+   * The journal of each take's tie to its create (in the runner's state dir), so a restarted runner
    * adopts taken sandboxes under their creates' ids. Absent: a restart reaps them with the idle ones.
    */
-  tieDir?: string;
+  tieJournal?: string;
 }
 
 interface Member {
@@ -174,7 +174,7 @@ export class WarmPoolBackend implements SandboxBackend {
   constructor(deps: WarmPoolDeps) {
     this.d = deps;
     this.kind = deps.inner.kind;
-    this.ties = deps.tieDir ? new WarmTieStore(deps.tieDir) : undefined;
+    this.ties = deps.tieJournal ? new WarmTieStore(deps.tieJournal) : undefined;
     const inner = deps.inner;
     const connectPort = inner.connectPort?.bind(inner);
     if (connectPort) this.connectPort = (id, port) => connectPort(this.real(id), port);
@@ -500,15 +500,14 @@ export class WarmPoolBackend implements SandboxBackend {
   private async handOver(member: Member, pool: PoolState, spec: LaunchSpec): Promise<void> {
     const warmId = member.id;
     const template = pool.launch?.files ?? [];
-    // Written alongside the files, and in place before RUNNING: a create is never reported running
-    // with a sandbox that a restart of the runner would not know as its own.
-    const persisted = this.persistTie(member, spec);
+    // In place before RUNNING: a create is never reported running with a sandbox that a restart
+    // of the runner would not know as its own.
+    this.persistTie(member, spec);
     try {
       for (const f of spec.files) {
         if (template.some((t) => t.path === f.path && t.content.equals(f.content))) continue;
         await this.d.inner.writeFile(warmId, f.path, f.content);
       }
-      await persisted;
       this.emit({ sandboxId: spec.sandboxId, state: 'STATE_RUNNING', at: this.d.clock.now() });
     } catch (e) {
       this.emit({ sandboxId: spec.sandboxId, state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `writing files failed: ${String(e)}`, at: this.d.clock.now() });
@@ -516,7 +515,7 @@ export class WarmPoolBackend implements SandboxBackend {
     }
   }
 
-  private async persistTie(member: Member, spec: LaunchSpec): Promise<void> {
+  private persistTie(member: Member, spec: LaunchSpec): void {
     const warmId = member.id;
     const taken = this.taken.get(spec.sandboxId);
     if (!this.ties || !taken) return;
@@ -531,14 +530,20 @@ export class WarmPoolBackend implements SandboxBackend {
       takenAt: now.toISOString(),
       deadline: new Date(now.getTime() + spec.lifetimeSeconds * 1000).toISOString(),
     };
-    await this.ties.put(tie).catch((e: unknown) => {
+    try {
+      this.ties.put(tie);
+    } catch (e) {
       // The sandbox still serves its create; only a runner restart would now lose it.
       this.d.log.warn('Could not persist a warm take (a runner restart would reap it)', { warmId, sandboxId: spec.sandboxId, error: String(e) });
-    });
+    }
   }
 
   private dropTie(warmId: string): void {
-    void this.ties?.remove(warmId).catch(() => undefined);
+    try {
+      this.ties?.remove(warmId);
+    } catch {
+      // a tie left behind is dropped by the next recovery, which finds no sandbox for it
+    }
   }
 
   private onInnerEvent(e: BackendEvent): void {
@@ -755,6 +760,7 @@ export class WarmPoolBackend implements SandboxBackend {
     const ids = [...this.draining];
     await Promise.all(ids.map((id) => this.d.inner.reap(id, 'STOPPED_BY_USER').catch(() => undefined)));
     await this.d.inner.close();
+    this.ties?.close();
   }
 }
 

@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WarmPoolInput } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import { LocalBackend } from '../../src/backend/local';
 import { startRunner, type RunningRunner } from '../../src/runner';
+import { readTies } from '../../src/service/warm-ties';
 import { BASE_IMAGE, ORG, quietLogger, startHarness, type Harness } from '../support/harness';
 
 const requirements = {
@@ -99,8 +100,11 @@ describe('runner warm pools across a runner restart', () => {
     await h.waitState('warm-adopt', 'STATE_RUNNING');
     const warmId = h.runner.warmPools.warmIdOf('warm-adopt') as string;
     expect(warmId).toBeDefined();
-    const tieFile = join(h.stateDir, 'warm-taken', `${warmId}.json`);
-    expect(existsSync(tieFile)).toBe(true);
+    const journal = join(h.stateDir, 'warm-taken.jsonl');
+    const tie = readTies(journal).get(warmId);
+    expect(tie?.sandboxId).toBe('warm-adopt');
+    expect(tie?.env.GREETING).toBe('kept across the restart');
+    expect(statSync(journal).mode & 0o777).toBe(0o600);
     const deadlineBefore = h.runner.service.get({
       sandboxId: 'warm-adopt',
       organizationId: ORG,
@@ -163,7 +167,7 @@ describe('runner warm pools across a runner restart', () => {
       what: 'warm-adopt ended',
     });
     expect(end.reason).toBe('STOPPED_BY_USER');
-    await waitFor(() => !existsSync(tieFile), { timeoutMs: 5_000, what: 'the tie removed' });
+    await waitFor(() => !readTies(journal).has(warmId), { timeoutMs: 5_000, what: 'the tie ended' });
     expect(h.events.some((e) => e.sandboxId === warmId)).toBe(false);
   }, 180_000);
 });
