@@ -7,7 +7,8 @@ export interface AdmittedSpec {
   spec: SandboxSpec;
 }
 
-const MAX_ENTRIES = 256;
+/** A burst sends a few distinct specs; a longer list would only keep unique ones alive for the GC to trace. */
+const MAX_ENTRIES = 64;
 
 /**
  * Admitted specs by their canonical JSON, for the policy and capabilities they were resolved
