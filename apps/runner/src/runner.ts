@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { RUNNER_HEALTHS, subjects, type RunnerHeartbeat, type SandboxStateEvent, type WarmPool } from '@paddock/contracts';
 import { createServiceLogger, type LogFormat, type LogLevel, type ServiceLogger } from '@paddock/kit';
@@ -153,7 +154,9 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   const publishState = (evt: SandboxStateEvent): void => {
     if (!nc.isClosed()) nc.publish(stateSubject, JSON.stringify(evt));
   };
-  const warmPools = new WarmPoolBackend({ inner: opts.backend, policy, identity, caps: opts.caps, clock, log });
+  // Takes are tied to their creates in the backend's state dir (a local backend's), to survive a restart.
+  const stateDir = 'stateDir' in opts.backend && typeof opts.backend.stateDir === 'string' ? opts.backend.stateDir : undefined;
+  const warmPools = new WarmPoolBackend({ inner: opts.backend, policy, identity, caps: opts.caps, clock, log, ...(stateDir ? { tieJournal: join(stateDir, 'warm-taken.jsonl') } : {}) });
   const backend = warmPools;
   const service = new SandboxService({
     backend,

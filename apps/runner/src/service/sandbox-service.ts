@@ -34,6 +34,7 @@ import type { SandboxMetricsRow } from '../observability/sandbox-metrics';
 import type { SnapshotStore } from '../snapshots/snapshot-store';
 import { checkImagePullCredentials, checkSecretStoreShapes, deliveredSecretEnv } from './secret-env';
 import { checkPrimaryOnlyParts } from './primary-only-parts';
+import { ResolveCache, type AdmittedSpec } from './resolve-cache';
 import {
   effectiveFieldsOf,
   primaryContainerOf,
@@ -121,6 +122,15 @@ export function execFailure(rec: SandboxRecord, e: unknown): PaddockError {
   return toPaddockError(e);
 }
 
+/**
+ * `canonicalJson({ organizationId, spec, labels })`, put together from the spec's canonical JSON
+ * (computed once per create, it also keys the admitted specs): the same string, keys in order.
+ */
+export function requestFingerprint(organizationId: string, specJson: string | undefined, labels: Record<string, string>): string {
+  if (specJson === undefined) return canonicalJson({ organizationId, labels });
+  return `{"labels":${canonicalJson(labels)},"organizationId":${JSON.stringify(organizationId)},"spec":${specJson}}`;
+}
+
 /** The create request with its spec left raw for the policy engine. */
 const CreateEnvelopeSchema = CreateSandboxRequestSchema.extend({ spec: z.unknown() });
 
@@ -145,6 +155,7 @@ export class SandboxService {
   private readonly snapshots: RunnerSnapshots;
   /** Pause and resume of one sandbox run one at a time (a resume waits for a pause in flight). */
   private readonly freezeOps = new Map<string, Promise<unknown>>();
+  private readonly admitted = new ResolveCache();
 
   constructor(deps: SandboxServiceDeps) {
     this.d = deps;
@@ -167,20 +178,14 @@ export class SandboxService {
     // The spec goes to the policy engine as sent: it checks structure and policy in one pass and
     // names every violation. Only an admitted spec is parsed into its typed form.
     const req = parse(CreateEnvelopeSchema, body);
-    const fingerprint = canonicalJson({ organizationId: req.organizationId, spec: req.spec, labels: req.labels ?? {} });
+    const specJson = req.spec === undefined ? undefined : canonicalJson(req.spec);
+    const fingerprint = requestFingerprint(req.organizationId, specJson, req.labels ?? {});
     const existing = this.records.get(req.sandboxId);
     if (existing) {
       if (existing.requestFingerprint !== fingerprint) throw runnerErrors.alreadyExists(req.sandboxId);
       return this.view(existing);
     }
-    const capabilities = this.d.backend.capabilities();
-    const decision = this.d.policy.resolve(req.spec, capabilities);
-    if (!decision.ok) throw runnerErrors.policyViolation(decision.violations);
-    const { resolved } = decision;
-    checkPod(resolved, { portForward: typeof this.d.backend.connectPort === 'function' });
-    const typed = SandboxSpecSchema.safeParse(req.spec);
-    if (!typed.success) throw invalidRequest(typed.error, 'spec');
-    const spec = typed.data;
+    const { resolved, spec } = this.admit(req.spec, specJson);
     checkSecretStoreShapes(spec);
     checkImagePullCredentials(spec, req.imagePullDockerConfig);
     const primaryIndex = Math.max(0, spec.containers.findIndex((c) => c.name === primaryContainerOf(resolved).name));
@@ -245,6 +250,22 @@ export class SandboxService {
       });
     }
     return this.view(this.mustGet(rec.sandboxId));
+  }
+
+  /** The policy's resolution and the typed form of a spec it admits (cached by the spec's canonical JSON). */
+  private admit(raw: unknown, specJson: string | undefined): AdmittedSpec {
+    const capabilities = this.d.backend.capabilities();
+    const cached = specJson === undefined ? undefined : this.admitted.get(specJson, this.d.policy.current(), capabilities);
+    if (cached) return cached;
+    const decision = this.d.policy.resolve(raw, capabilities);
+    if (!decision.ok) throw runnerErrors.policyViolation(decision.violations);
+    const { resolved } = decision;
+    checkPod(resolved, { portForward: typeof this.d.backend.connectPort === 'function' });
+    const typed = SandboxSpecSchema.safeParse(raw);
+    if (!typed.success) throw invalidRequest(typed.error, 'spec');
+    const admitted = { resolved, spec: typed.data };
+    if (specJson !== undefined) this.admitted.set(specJson, admitted);
+    return admitted;
   }
 
   get(body: unknown): Sandbox {

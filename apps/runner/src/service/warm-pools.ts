@@ -28,6 +28,7 @@ import type { PolicyHolder } from '../policy/policy-holder';
 import { effectiveFieldsOf, reservationOf, toLaunchSpec, type PersistedSandboxMeta, type SandboxHostCaps } from './launch-spec';
 import { canonicalJson } from './sandbox-record';
 import type { Clock, RunnerIdentity, RunnerLogger } from './sandbox-service';
+import { WarmTieStore, type WarmTie } from './warm-ties';
 
 /** What warm sandboxes hold of the runner's capacity right now (their requests, and how many). */
 export interface WarmHold {
@@ -45,6 +46,11 @@ export interface WarmPoolDeps {
   log: RunnerLogger;
   /** Warm sandbox ids; tests may pin them. */
   newId?: (pool: string) => string;
+  /**
+   * The journal of each take's tie to its create (in the runner's state dir), so a restarted runner
+   * adopts taken sandboxes under their creates' ids. Absent: a restart reaps them with the idle ones.
+   */
+  tieJournal?: string;
 }
 
 interface Member {
@@ -98,8 +104,13 @@ const backoffMs = (failures: number): number => Math.min(60_000, 1_000 * 2 ** Ma
  */
 const WARM_LIFETIME_FACTOR = 2;
 const MAINTENANCE_MS = 30_000;
-/** How long after a take its replacement (and those of takes meanwhile) launches. */
-const REFILL_DELAY_MS = 200;
+/**
+ * Refills wait for takes to pause this long: a replacement's launch (namespaces, cgroups, bwrap)
+ * costs the kernel CPU that a burst of creates being served needs.
+ */
+const REFILL_QUIET_MS = 200;
+/** ...but no longer than this after the first take they wait for, so a steady stream still refills. */
+const REFILL_MAX_WAIT_MS = 2_000;
 
 /**
  * The runner's warm pools, as a backend in front of the real one.
@@ -137,6 +148,11 @@ export class WarmPoolBackend implements SandboxBackend {
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private refillTimer: NodeJS.Timeout | undefined;
+  /** Epoch ms of the first take the pending refill waits behind. */
+  private refillSinceMs: number | undefined;
+  private readonly ties: WarmTieStore | undefined;
+  /** Launch specs' match keys, computed once per create (its capacity check and its launch both look). */
+  private readonly matchKeys = new WeakMap<LaunchSpec, string>();
   private readonly maintenance: NodeJS.Timeout;
   private closed = false;
   private readonly d: WarmPoolDeps;
@@ -158,6 +174,7 @@ export class WarmPoolBackend implements SandboxBackend {
   constructor(deps: WarmPoolDeps) {
     this.d = deps;
     this.kind = deps.inner.kind;
+    this.ties = deps.tieJournal ? new WarmTieStore(deps.tieJournal) : undefined;
     const inner = deps.inner;
     const connectPort = inner.connectPort?.bind(inner);
     if (connectPort) this.connectPort = (id, port) => connectPort(this.real(id), port);
@@ -304,9 +321,12 @@ export class WarmPoolBackend implements SandboxBackend {
     }
   }
 
-  /** Runs a reconcile soon; calls while one runs make it go round once more. */
+  /**
+   * Runs a reconcile soon; calls while one runs make it go round once more. While a burst of takes
+   * is being served (a refill pending behind it), nothing else starts one: that refill does it all.
+   */
   private kick(): void {
-    if (this.closed) return;
+    if (this.closed || this.refillTimer) return;
     if (this.reconciling) {
       this.again = true;
       return;
@@ -315,15 +335,20 @@ export class WarmPoolBackend implements SandboxBackend {
   }
 
   /**
-   * Refills a moment after a take, once for every take in that moment: during a burst of takes,
-   * launching replacements at once would compete for the CPU with the creates the pool serves.
+   * Refills once takes pause (each take pushes the refill back), for every take before it: during
+   * a burst, launching replacements would compete for the CPU with the creates the pool serves.
+   * A stream of takes that never pauses still refills, `REFILL_MAX_WAIT_MS` after its first take.
    */
   private refillSoon(): void {
-    if (this.refillTimer) return;
+    const now = this.d.clock.now().getTime();
+    this.refillSinceMs ??= now;
+    if (this.refillTimer) clearTimeout(this.refillTimer);
+    const wait = Math.max(0, Math.min(REFILL_QUIET_MS, this.refillSinceMs + REFILL_MAX_WAIT_MS - now));
     this.refillTimer = setTimeout(() => {
       this.refillTimer = undefined;
+      this.refillSinceMs = undefined;
       this.kick();
-    }, REFILL_DELAY_MS);
+    }, wait);
     this.refillTimer.unref();
   }
 
@@ -424,17 +449,30 @@ export class WarmPoolBackend implements SandboxBackend {
 
   private find(spec: LaunchSpec): { pool: PoolState; member: Member } | undefined {
     if (this.pools.size === 0) return undefined;
-    const key = warmMatchKey(spec);
+    let key: string | undefined;
     const now = this.d.clock.now().getTime();
     for (const pool of this.pools.values()) {
-      if (pool.key !== key || !pool.launch) continue;
-      if (!Object.entries(pool.launch.env).every(([k, v]) => spec.env[k] === v)) continue;
-      if (!pool.launch.files.every((f) => spec.files.some((g) => g.path === f.path && g.content.equals(f.content)))) continue;
+      // A few fields first: most misses differ in one of them, and the full key is a serialization.
+      const t = pool.launch;
+      if (!t || t.image !== spec.image || t.cpuMillis !== spec.cpuMillis || t.memoryBytes !== spec.memoryBytes) continue;
+      key ??= this.matchKeyOf(spec);
+      if (pool.key !== key) continue;
+      if (!Object.entries(t.env).every(([k, v]) => spec.env[k] === v)) continue;
+      if (!t.files.every((f) => spec.files.some((g) => g.path === f.path && g.content.equals(f.content)))) continue;
       for (const member of pool.members.values()) {
         if (member.ready && member.deadlineMs - now >= spec.lifetimeSeconds * 1000) return { pool, member };
       }
     }
     return undefined;
+  }
+
+  private matchKeyOf(spec: LaunchSpec): string {
+    let key = this.matchKeys.get(spec);
+    if (key === undefined) {
+      key = warmMatchKey(spec);
+      this.matchKeys.set(spec, key);
+    }
+    return key;
   }
 
   async launch(spec: LaunchSpec): Promise<void> {
@@ -452,12 +490,19 @@ export class WarmPoolBackend implements SandboxBackend {
     this.warmTakes++;
     this.emit({ sandboxId: spec.sandboxId, state: 'STATE_CREATING', at: this.d.clock.now() });
     this.refillSoon();
-    void this.handOver(hit.member.id, hit.pool, spec);
+    void this.handOver(hit.member, hit.pool, spec);
   }
 
-  /** Gives a taken sandbox the create's files, then reports it RUNNING under the create's id. */
-  private async handOver(warmId: string, pool: PoolState, spec: LaunchSpec): Promise<void> {
+  /**
+   * Records the take's tie (so a runner restart adopts the sandbox as the create's), gives the
+   * sandbox the create's files, then reports it RUNNING under the create's id.
+   */
+  private async handOver(member: Member, pool: PoolState, spec: LaunchSpec): Promise<void> {
+    const warmId = member.id;
     const template = pool.launch?.files ?? [];
+    // In place before RUNNING: a create is never reported running with a sandbox that a restart
+    // of the runner would not know as its own.
+    this.persistTie(member, spec);
     try {
       for (const f of spec.files) {
         if (template.some((t) => t.path === f.path && t.content.equals(f.content))) continue;
@@ -470,11 +515,44 @@ export class WarmPoolBackend implements SandboxBackend {
     }
   }
 
+  private persistTie(member: Member, spec: LaunchSpec): void {
+    const warmId = member.id;
+    const taken = this.taken.get(spec.sandboxId);
+    if (!this.ties || !taken) return;
+    const now = this.d.clock.now();
+    const tie: WarmTie = {
+      v: 1,
+      warmId,
+      warmDeadline: new Date(member.deadlineMs).toISOString(),
+      sandboxId: spec.sandboxId,
+      env: taken.env,
+      labels: spec.labels,
+      takenAt: now.toISOString(),
+      deadline: new Date(now.getTime() + spec.lifetimeSeconds * 1000).toISOString(),
+    };
+    try {
+      this.ties.put(tie);
+    } catch (e) {
+      // The sandbox still serves its create; only a runner restart would now lose it.
+      this.d.log.warn('Could not persist a warm take (a runner restart would reap it)', { warmId, sandboxId: spec.sandboxId, error: String(e) });
+    }
+  }
+
+  private dropTie(warmId: string): void {
+    try {
+      this.ties?.remove(warmId);
+    } catch {
+      // a tie left behind is dropped by the next recovery, which finds no sandbox for it
+    }
+  }
+
   private onInnerEvent(e: BackendEvent): void {
     const owner = this.warmToSandbox.get(e.sandboxId);
     if (owner) {
       // RUNNING was the pool's, long before the take; only what follows it is the create's.
       if (e.state === 'STATE_RUNNING' || e.state === 'STATE_CREATING') return;
+      // An ended sandbox is nothing a restarted runner could adopt.
+      if (isTerminalSandboxState(e.state)) this.dropTie(e.sandboxId);
       this.emit({ ...e, sandboxId: owner });
       return;
     }
@@ -604,21 +682,45 @@ export class WarmPoolBackend implements SandboxBackend {
   }
 
   /**
-   * What the backend still runs, minus warm sandboxes: an idle one is reaped (the pool refills), and
-   * so is a taken one, whose tie to its create lived in the previous runner process only; it is
-   * reported under its warm id, which no client knows, so the gateway sees its sandbox lost.
+   * What the backend still runs, with warm sandboxes sorted out: a taken one (its tie persisted at
+   * the take) is reported as its create's sandbox, under the create's id with the create's labels
+   * and deadline, and served with the create's environment again; an idle one is nobody's and is
+   * reaped (the pool refills).
    */
   async recover(): Promise<RecoveredSandbox[]> {
+    // Tied before the backend looks: a taken sandbox it finds ended reports that under the create's id.
+    const ties = new Map((this.ties?.loadAll() ?? []).map((t) => [t.warmId, t]));
+    for (const t of ties.values()) {
+      this.taken.set(t.sandboxId, { warmId: t.warmId, env: t.env });
+      this.warmToSandbox.set(t.warmId, t.sandboxId);
+    }
     const found = await this.d.inner.recover();
     const out: RecoveredSandbox[] = [];
+    const adopted = new Set<string>();
     for (const r of found) {
       if (r.labels[WARM_POOL_LABEL] === undefined) {
         out.push(r);
         continue;
       }
+      const tie = ties.get(r.sandboxId);
+      if (tie) {
+        adopted.add(tie.warmId);
+        // The backend moves a sandbox's deadline by the time it spent paused; the create's moves as much.
+        const moved = Math.max(0, r.deadline.getTime() - Date.parse(tie.warmDeadline));
+        const deadline = Math.min(Date.parse(tie.deadline) + moved, r.deadline.getTime());
+        out.push({ ...r, sandboxId: tie.sandboxId, labels: tie.labels, startedAt: new Date(tie.takenAt), deadline: new Date(deadline) });
+        continue;
+      }
       await this.d.inner.reap(r.sandboxId, 'REAPED_UNKNOWN').catch((e: unknown) => {
         this.d.log.warn('Failed to reap a warm sandbox of an earlier runner', { warmId: r.sandboxId, error: String(e) });
       });
+    }
+    // Ties of sandboxes the backend no longer runs: nothing names their warm ids again.
+    for (const t of ties.values()) {
+      if (adopted.has(t.warmId)) continue;
+      this.dropTie(t.warmId);
+      if (this.taken.get(t.sandboxId)?.warmId === t.warmId) this.taken.delete(t.sandboxId);
+      this.warmToSandbox.delete(t.warmId);
     }
     return out;
   }
@@ -636,6 +738,7 @@ export class WarmPoolBackend implements SandboxBackend {
     if (!t) return;
     this.taken.delete(sandboxId);
     this.warmToSandbox.delete(t.warmId);
+    this.dropTie(t.warmId);
   }
 
   /** Taken sandboxes still tied to their warm ids (bounded by the service's retention of ended ones). */
@@ -657,6 +760,7 @@ export class WarmPoolBackend implements SandboxBackend {
     const ids = [...this.draining];
     await Promise.all(ids.map((id) => this.d.inner.reap(id, 'STOPPED_BY_USER').catch(() => undefined)));
     await this.d.inner.close();
+    this.ties?.close();
   }
 }
 

@@ -1,0 +1,130 @@
+import type { SandboxSpecInput, WarmPoolInput } from '@paddock/contracts';
+import { WarmPoolSchema } from '@paddock/contracts';
+import { PolicyHolder } from '../../src/policy/policy-holder';
+import { SandboxService, type RunnerLogger } from '../../src/service/sandbox-service';
+import { WarmPoolBackend } from '../../src/service/warm-pools';
+import { MemoryBackend } from '../support/memory-backend';
+
+const quiet: RunnerLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const identity = { runnerId: 'r1', organizationId: 'org-1', clusterId: 'c1', zone: 'z1', runnerGroupId: 'default' };
+const requirements = {
+  requests: { cpu: '50m', memory: '64Mi' },
+  limits: { cpu: '1', memory: '256Mi' },
+};
+const TEMPLATE: SandboxSpecInput = {
+  containers: [{ name: 'main', image: 'local', resourceRequirements: requirements }],
+  maxLifetimeSeconds: 600,
+};
+const matching: SandboxSpecInput = {
+  containers: [{ name: 'main', image: 'local', resourceRequirements: requirements }],
+  maxLifetimeSeconds: 300,
+};
+
+/**
+ * The pools' refill timing, on fake timers (the service's clock reads the faked Date): what is
+ * asserted is which launches reached the backend by a given point of the take sequence.
+ */
+describe('warm pool refill', () => {
+  let inner: MemoryBackend;
+  let warm: WarmPoolBackend;
+  let service: SandboxService;
+  let n = 0;
+
+  const setup = async (size: number): Promise<void> => {
+    vi.useFakeTimers({
+      toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date'],
+    });
+    inner = new MemoryBackend();
+    // Priming a warm sandbox is a file call; the in-memory one answers at once (no real I/O under fake timers).
+    inner.stat = async (_id, path) => ({
+      path,
+      type: 'directory',
+      size: 0,
+      mode: 0o755,
+      modifiedAt: new Date(),
+    });
+    const policy = new PolicyHolder();
+    const clock = { now: () => new Date() };
+    const caps = { pidsMax: 256, diskBytes: 1024 ** 3, openFilesMax: 1024 };
+    warm = new WarmPoolBackend({ inner, policy, identity, caps, clock, log: quiet });
+    service = new SandboxService({
+      backend: warm,
+      identity,
+      policy,
+      capacity: { cpuMillis: 64_000, memoryBytes: 64 * 1024 ** 3, sandboxes: 1_000 },
+      caps,
+      publishState: () => undefined,
+      clock,
+      log: quiet,
+      warm,
+    });
+    warm.bindCapacity(() => service.capacity());
+    const pool: WarmPoolInput = { name: 'p', size, template: TEMPLATE };
+    warm.configure([WarmPoolSchema.parse(pool)]);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(warm.status()[0]).toMatchObject({ size, ready: size });
+  };
+  const take = async (): Promise<void> => {
+    await service.create({ sandboxId: `sb-${n++}`, organizationId: 'org-1', spec: matching });
+  };
+
+  afterEach(async () => {
+    service.close();
+    await warm.close();
+    vi.useRealTimers();
+  });
+
+  it('waits for a burst of takes to pause before launching any replacement, then replaces every one taken', async () => {
+    await setup(10);
+    const filled = inner.launches.length;
+    // Takes 150 ms apart: each one pushes the refill back, so none launches during the burst.
+    for (let i = 0; i < 6; i++) {
+      await take();
+      await vi.advanceTimersByTimeAsync(150);
+    }
+    expect(warm.warmTakes).toBe(6);
+    expect(inner.launches.length).toBe(filled);
+    expect(warm.status()[0]).toMatchObject({ ready: 4 });
+    // The capacity the pool holds is its idle members' only (the taken ones are their creates').
+    expect(warm.held().sandboxes).toBe(4);
+    expect(service.capacity()).toMatchObject({ sandboxesRunning: 6, sandboxesWarm: 4 });
+    // Quiet: the refill replaces all six.
+    await vi.advanceTimersByTimeAsync(100);
+    expect(inner.launches.length).toBe(filled + 6);
+    expect(warm.status()[0]).toMatchObject({ ready: 10 });
+    expect(service.capacity()).toMatchObject({ sandboxesRunning: 6, sandboxesWarm: 10 });
+  });
+
+  it('refills a steady stream of takes that never pauses, at the latest two seconds after its first take', async () => {
+    await setup(30);
+    const filled = inner.launches.length;
+    let refilledAtTake = -1;
+    let refilled = 0;
+    for (let i = 0; i < 25; i++) {
+      await take();
+      await vi.advanceTimersByTimeAsync(100);
+      if (refilledAtTake < 0 && inner.launches.length > filled) {
+        refilledAtTake = i;
+        refilled = inner.launches.length - filled;
+      }
+    }
+    // Takes at 0, 100, ... ms: none launches a replacement before the bound, 2 s after the first;
+    // the refill then runs behind the take of that moment (the 21st) and replaces all 21.
+    expect(refilledAtTake).toBe(20);
+    expect(refilled).toBe(21);
+    expect(warm.warmTakes).toBe(25);
+  });
+
+  it('launches nothing for other reasons while a burst is served (a replaced member waits for the refill too)', async () => {
+    await setup(5);
+    const filled = inner.launches.length;
+    await take();
+    const [victim] = warm.memberIds('p');
+    inner.finish(victim as string, 1);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(inner.launches.length).toBe(filled);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(inner.launches.length).toBe(filled + 2);
+    expect(warm.status()[0]).toMatchObject({ ready: 5 });
+  });
+});
