@@ -96,6 +96,16 @@ function tree(pid: number): number[] {
 /** The platform's processes of a tree: the supervisor's interpreter (and its forks) and bwrap; not the workload. */
 const isPlatform = (pid: number): boolean => /python|bwrap/.test(exe(pid));
 
+/** Context switches of one process so far (voluntary + involuntary; 0 if it is gone): each is a wakeup. */
+function contextSwitches(pid: number): number {
+  try {
+    const st = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return [...st.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)/gm)].reduce((a, m) => a + Number(m[1]), 0);
+  } catch {
+    return 0;
+  }
+}
+
 async function bareBwrapPss(n: number): Promise<number[]> {
   const kids: ChildProcess[] = [];
   for (let i = 0; i < n; i++) {
@@ -258,6 +268,17 @@ async function main(): Promise<void> {
       (spreadSet.has(id) ? perBoxExecd : perBox).push(kib);
     }
     // The zygote (the supervisors' parent) is shared by all of them: its PSS is spread over the sandboxes.
+    // Wakeups of the idle sandboxes' platform processes over 5 s: an idle supervisor or exec daemon
+    // should sleep until something happens, not on a timer (hundreds of timers add up).
+    const platformPids = supervisorPids.flatMap((sup) => tree(sup).filter(isPlatform));
+    const before = platformPids.map(contextSwitches);
+    await new Promise((r) => setTimeout(r, 5000));
+    const woken = platformPids.reduce((a, pid, k) => a + Math.max(0, contextSwitches(pid) - (before[k] ?? 0)), 0);
+    rows.push(
+      row(`platform wakeups per idle sandbox per second (${supervisorPids.length} sandboxes, ${platformPids.length} processes, 5 s)`, '/s', [woken / 5 / Math.max(1, supervisorPids.length)], {
+        note: 'context switches of the supervisors, bwrap and exec daemons, spares included',
+      }),
+    );
     const zygotePid = supervisorPids.length ? parentPid(supervisorPids[0] as number) : 0;
     const zygoteShare = zygotePid ? pssKiB(zygotePid) / Math.max(1, running.size) : 0;
     const withExecd = latencyStats(perBoxExecd.map((k) => (k + zygoteShare) / KiB));

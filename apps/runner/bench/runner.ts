@@ -198,8 +198,15 @@ async function main(): Promise<void> {
     row(`exec true round trip over NATS p99 (${EXECS}), 1-CPU sandbox`, 'ms', [exec.p99], {
       floor: { name: 'direct backend exec p99 + NATS rr p99', median: direct.p99 + natsRr.p99 },
     }),
-    row(`exec true round trip over NATS p50 (${EXECS}), 100m sandbox (its own quota)`, 'ms', [execSmall.p50]),
-    row(`exec true round trip over NATS p99 (${EXECS}), 100m sandbox (its own quota)`, 'ms', [execSmall.p99]),
+    // The platform's part of an exec runs outside the sandbox's quota; only the command is held to it.
+    row(`exec true round trip over NATS p50 (${EXECS}), 100m sandbox (its own quota)`, 'ms', [execSmall.p50], {
+      floor: { name: 'same exec, 1-CPU sandbox p50', median: exec.p50 },
+      target: '≤ 2×',
+    }),
+    row(`exec true round trip over NATS p99 (${EXECS}), 100m sandbox (its own quota)`, 'ms', [execSmall.p99], {
+      floor: { name: 'same exec, 1-CPU sandbox p99', median: exec.p99 },
+      target: '≤ 2×',
+    }),
   ];
   report('runner-service', rows);
 

@@ -69,6 +69,9 @@ class Supervisor:
     self.pending = {}
     self.execs = {}
     self.handlers = set()
+    # pidfd -> pid of each handler, so that its exit wakes the main loop instead of a poll timer.
+    self.handler_fds = {}
+    self.poller = None
     self.execd = None
     self.parked = None
     self.bwrap_stat = os.stat(plan['bwrapExe'])
@@ -468,7 +471,7 @@ class Supervisor:
     if len(data) != 4:
       ours.close()
       raise OSError(errno.ECHILD, 'the exec daemon did not start')
-    self.handlers.add(struct.unpack('<i', data)[0])
+    self.add_handler(struct.unpack('<i', data)[0])
     ours.setblocking(False)
     return ours
 
@@ -491,7 +494,7 @@ class Supervisor:
         try: send_line(conns[0], {'ok': False, 'errno': 'EIO', 'message': str(e), 'exit': 126})
         except BaseException: pass
       os._exit(code)
-    self.handlers.add(pid)
+    self.add_handler(pid)
     for c in conns: c.close()
 
   def spawn_probe(self, argv):
@@ -595,13 +598,42 @@ class Supervisor:
       at = time.time() + grace
       self.kill_at = at if self.kill_at is None else min(self.kill_at, at)
 
-  def reap_handlers(self):
-    for pid in list(self.handlers):
-      try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done: self.handlers.discard(pid)
-      except ChildProcessError:
-        self.handlers.discard(pid)
+  def add_handler(self, pid):
+    self.handlers.add(pid)
+    try: fd = os.pidfd_open(pid)
+    except OSError: return
+    self.handler_fds[fd] = pid
+    if self.poller is not None: self.poller.register(fd, select.POLLIN)
+
+  def reap_handler(self, fd):
+    pid = self.handler_fds.pop(fd)
+    if self.poller is not None: self.poller.unregister(fd)
+    os.close(fd)
+    try: os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError: pass
+    self.handlers.discard(pid)
+
+  def idle_timeout(self, now, started):
+    """Milliseconds the main loop may block in poll: -1 (until an event) unless something is due.
+
+    Every fd the loop serves wakes it by itself; only timers need a timeout. An idle sandbox then
+    costs no wakeups at all, which matters with hundreds of them on one machine."""
+    if not self.running and self.init_pid is not None and self.exit_code is None:
+      # Watching for the main process's exec: tight at first, then backing off so that a burst
+      # of launches does not spend the CPU it needs on polling /proc.
+      waited = now - (self.init_seen_at or started)
+      timeout = 1 if waited < 0.02 else 5 if waited < 0.5 else 20
+    else:
+      timeout = -1
+    due = [self.kill_at, self.held_until]
+    if self.stop_reason is None and self.paused_at is None: due.append(self.deadline)
+    if self.execs: due.append(min(v['t'] for v in self.execs.values()) + 10)
+    for t in due:
+      if t is None: continue
+      # At most an hour: poll takes a C int, and a lifetime of weeks would overflow it.
+      ms = min(IDLE_MAX_MS, max(0, int((t - now) * 1000) + 1))
+      timeout = ms if timeout < 0 else min(timeout, ms)
+    return timeout
 
   # ---- main loop ----
   def run(self):
@@ -637,17 +669,12 @@ class Supervisor:
         self.request_stop('FAILED_TO_START', 0)
     started = time.time()
     exited_at = None
+    self.poller = poller
+    for fd in self.handler_fds: poller.register(fd, select.POLLIN)
     while True:
       now = time.time()
-      if not self.running and self.init_pid is not None and self.exit_code is None:
-        # Watching for the main process's exec: tight at first, then backing off so that a burst
-        # of launches does not spend the CPU it needs on polling /proc.
-        waited = now - (self.init_seen_at or started)
-        timeout = 1 if waited < 0.02 else 5 if waited < 0.5 else 20
-      else:
-        timeout = 200
-      for t in (self.kill_at, self.deadline if self.stop_reason is None and self.paused_at is None else None):
-        if t is not None: timeout = max(0, min(timeout, int((t - now) * 1000) + 1))
+      timeout = self.idle_timeout(now, started)
+      if exited_at is not None: timeout = 100 if timeout < 0 else min(timeout, 100)
       for fd, ev in poller.poll(timeout):
         if fd in fds:
           try: data = os.read(fd, 65536)
@@ -678,6 +705,8 @@ class Supervisor:
           pass
         elif fd in self.pending:
           self.read_header(poller, fd)
+        elif fd in self.handler_fds:
+          self.reap_handler(fd)
       self.check_running()
       if self.probing and not self.running and not self.terminating and self.exit_code is None:
         verdict = self.probe.tick(time.time())
@@ -700,7 +729,6 @@ class Supervisor:
         for role in ('ctl', 'io', 'err'):
           if role in self.execs[k]: self.execs[k][role].close()
         del self.execs[k]
-      self.reap_handlers()
       if self.exit_code is not None and (not fds or now - exited_at > 2.0):
         break
     self.finish(self.exit_code, None)
@@ -741,6 +769,8 @@ class Supervisor:
     else:
       if not self.running: self.emit('STATE_RUNNING')
       self.emit('STATE_COMPLETED' if code == 0 else 'STATE_FAILED', 'EXITED', None if code == 0 else 'main process exited with code %s' % code, code)
+
+IDLE_MAX_MS = 3600 * 1000
 
 def execd_cpu_procs(p):
   # The cpu hierarchy's cgroup.procs of the sandbox, where cpu is a v1 hierarchy of its own
