@@ -1,4 +1,5 @@
 import type { Duplex, Readable, Writable } from 'node:stream';
+import type { WarmTieStore } from './warm-tie';
 import type { ContainerStatusView, FieldViolation, PortProtocol, ResolvedSandboxSpec, RunnerCapabilities, SandboxState, SandboxStateReason } from '@paddock/contracts';
 
 /**
@@ -351,6 +352,8 @@ export interface SandboxBackend {
   reap(sandboxId: string, reason: SandboxStateReason): Promise<void>;
   /** The runner forgot this ended sandbox's record (no call names it again): drop what is kept for it. */
   forget?(sandboxId: string): void;
+  /** Where warm pools keep takes' ties when the backend has a place for them (else the runner's state dir, or nowhere). */
+  readonly warmTies?: WarmTieStore;
   /**
    * Freezes a RUNNING sandbox (its processes keep their memory) and resolves once the backend has
    * reported STATE_PAUSED; paused time does not count against its lifetime. Absent: the backend

@@ -28,7 +28,8 @@ import type { PolicyHolder } from '../policy/policy-holder';
 import { effectiveFieldsOf, reservationOf, toLaunchSpec, type PersistedSandboxMeta, type SandboxHostCaps } from './launch-spec';
 import { canonicalJson } from './sandbox-record';
 import type { Clock, RunnerIdentity, RunnerLogger } from './sandbox-service';
-import { WarmTieStore, type WarmTie } from './warm-ties';
+import type { WarmTie, WarmTieStore } from '../backend/warm-tie';
+import { WarmTieJournal } from './warm-ties';
 
 /** What warm sandboxes hold of the runner's capacity right now (their requests, and how many). */
 export interface WarmHold {
@@ -48,7 +49,8 @@ export interface WarmPoolDeps {
   newId?: (pool: string) => string;
   /**
    * The journal of each take's tie to its create (in the runner's state dir), so a restarted runner
-   * adopts taken sandboxes under their creates' ids. Absent: a restart reaps them with the idle ones.
+   * adopts taken sandboxes under their creates' ids, for a backend without `warmTies` of its own.
+   * Neither: a restart reaps them with the idle ones.
    */
   tieJournal?: string;
 }
@@ -174,7 +176,7 @@ export class WarmPoolBackend implements SandboxBackend {
   constructor(deps: WarmPoolDeps) {
     this.d = deps;
     this.kind = deps.inner.kind;
-    this.ties = deps.tieJournal ? new WarmTieStore(deps.tieJournal) : undefined;
+    this.ties = deps.inner.warmTies ?? (deps.tieJournal ? new WarmTieJournal(deps.tieJournal) : undefined);
     const inner = deps.inner;
     const connectPort = inner.connectPort?.bind(inner);
     if (connectPort) this.connectPort = (id, port) => connectPort(this.real(id), port);
@@ -501,13 +503,15 @@ export class WarmPoolBackend implements SandboxBackend {
     const warmId = member.id;
     const template = pool.launch?.files ?? [];
     // In place before RUNNING: a create is never reported running with a sandbox that a restart
-    // of the runner would not know as its own.
-    this.persistTie(member, spec);
+    // of the runner would not know as its own. A store may be remote (a pod patch on Kubernetes):
+    // it is written while the files are (it never rejects), and awaited before RUNNING.
+    const tied = this.persistTie(member, spec);
     try {
       for (const f of spec.files) {
         if (template.some((t) => t.path === f.path && t.content.equals(f.content))) continue;
         await this.d.inner.writeFile(warmId, f.path, f.content);
       }
+      await tied;
       this.emit({ sandboxId: spec.sandboxId, state: 'STATE_RUNNING', at: this.d.clock.now() });
     } catch (e) {
       this.emit({ sandboxId: spec.sandboxId, state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `writing files failed: ${String(e)}`, at: this.d.clock.now() });
@@ -515,7 +519,7 @@ export class WarmPoolBackend implements SandboxBackend {
     }
   }
 
-  private persistTie(member: Member, spec: LaunchSpec): void {
+  private async persistTie(member: Member, spec: LaunchSpec): Promise<void> {
     const warmId = member.id;
     const taken = this.taken.get(spec.sandboxId);
     if (!this.ties || !taken) return;
@@ -531,7 +535,7 @@ export class WarmPoolBackend implements SandboxBackend {
       deadline: new Date(now.getTime() + spec.lifetimeSeconds * 1000).toISOString(),
     };
     try {
-      this.ties.put(tie);
+      await this.ties.put(tie, spec.secretEnvNames ?? []);
     } catch (e) {
       // The sandbox still serves its create; only a runner restart would now lose it.
       this.d.log.warn('Could not persist a warm take (a runner restart would reap it)', { warmId, sandboxId: spec.sandboxId, error: String(e) });
@@ -689,7 +693,7 @@ export class WarmPoolBackend implements SandboxBackend {
    */
   async recover(): Promise<RecoveredSandbox[]> {
     // Tied before the backend looks: a taken sandbox it finds ended reports that under the create's id.
-    const ties = new Map((this.ties?.loadAll() ?? []).map((t) => [t.warmId, t]));
+    const ties = new Map(((await this.ties?.loadAll()) ?? []).map((t) => [t.warmId, t]));
     for (const t of ties.values()) {
       this.taken.set(t.sandboxId, { warmId: t.warmId, env: t.env });
       this.warmToSandbox.set(t.warmId, t.sandboxId);
@@ -708,7 +712,8 @@ export class WarmPoolBackend implements SandboxBackend {
         // The backend moves a sandbox's deadline by the time it spent paused; the create's moves as much.
         const moved = Math.max(0, r.deadline.getTime() - Date.parse(tie.warmDeadline));
         const deadline = Math.min(Date.parse(tie.deadline) + moved, r.deadline.getTime());
-        out.push({ ...r, sandboxId: tie.sandboxId, labels: tie.labels, startedAt: new Date(tie.takenAt), deadline: new Date(deadline) });
+        const unrecoverable = tie.unrecoverable ? { unrecoverable: { reason: 'REAPED_UNKNOWN' as const, message: tie.unrecoverable } } : {};
+        out.push({ ...r, sandboxId: tie.sandboxId, labels: tie.labels, startedAt: new Date(tie.takenAt), deadline: new Date(deadline), ...unrecoverable });
         continue;
       }
       await this.d.inner.reap(r.sandboxId, 'REAPED_UNKNOWN').catch((e: unknown) => {

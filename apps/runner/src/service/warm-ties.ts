@@ -1,11 +1,10 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { z } from 'zod';
+import { parseTieJson, type WarmTie, type WarmTieStore } from '../backend/warm-tie';
 
-/**
- * A taken warm sandbox's tie to the create it serves: what a restarted runner needs to report it
- * under the create's id and keep serving it as the create asked (its environment, its labels, which
- * carry the create's persisted metadata, and its own deadline, shorter than the warm sandbox's).
- */
+export type { WarmTie } from '../backend/warm-tie';
+
+/** A tie as a journal line holds it (`WarmTie`). */
 const WarmTieSchema = z.object({
   v: z.literal(1),
   warmId: z.string().min(1),
@@ -16,8 +15,7 @@ const WarmTieSchema = z.object({
   labels: z.record(z.string(), z.string()),
   takenAt: z.string(),
   deadline: z.string(),
-});
-export type WarmTie = z.infer<typeof WarmTieSchema>;
+}) satisfies z.ZodType<WarmTie>;
 
 const JournalLineSchema = z.discriminatedUnion('op', [WarmTieSchema.extend({ op: z.literal('take') }), z.object({ op: z.literal('end'), warmId: z.string() })]);
 
@@ -34,19 +32,12 @@ export function readTies(path: string): Map<string, WarmTie> {
     return live;
   }
   for (const line of text.split('\n')) {
-    if (!line) continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    const r = JournalLineSchema.safeParse(parsed);
-    if (!r.success) continue;
-    if (r.data.op === 'end') {
-      live.delete(r.data.warmId);
+    const entry = line ? parseTieJson(JournalLineSchema, line) : undefined;
+    if (!entry) continue;
+    if (entry.op === 'end') {
+      live.delete(entry.warmId);
     } else {
-      const { op: _op, ...tie } = r.data;
+      const { op: _op, ...tie } = entry;
       live.set(tie.warmId, tie);
     }
   }
@@ -60,16 +51,16 @@ export function readTies(path: string): Map<string, WarmTie> {
  * cost ~150 µs of CPU (a burst's creates need that CPU). The journal is rewritten to the live ties
  * (to a temporary file renamed into place) when it has grown well past them and at every recovery.
  * Mode 0600: the environment holds the create's delivered secret values, as the sandbox's own
- * launch plan does.
+ * launch plan does (`secretEnvNames` is not needed apart: the whole file is as private as they are).
  */
-export class WarmTieStore {
+export class WarmTieJournal implements WarmTieStore {
   private fd: number | undefined;
   private live = new Map<string, WarmTie>();
   private lines = 0;
 
   constructor(private readonly path: string) {}
 
-  put(tie: WarmTie): void {
+  put(tie: WarmTie, _secretEnvNames?: readonly string[]): void {
     this.live.set(tie.warmId, tie);
     this.append({ op: 'take', ...tie });
   }

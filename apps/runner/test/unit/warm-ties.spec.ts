@@ -1,7 +1,7 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readTies, WarmTieStore, type WarmTie } from '../../src/service/warm-ties';
+import { readTies, WarmTieJournal, type WarmTie } from '../../src/service/warm-ties';
 
 const tie = (n: number): WarmTie => ({
   v: 1,
@@ -23,7 +23,7 @@ describe('warm take journal', () => {
 
   it('replays takes and ends, skips a torn last line, and is rewritten to the live ties at load (owner-only)', () => {
     const path = join(dir, 'warm-taken.jsonl');
-    const store = new WarmTieStore(path);
+    const store = new WarmTieJournal(path);
     for (const n of [1, 2, 3]) store.put(tie(n));
     store.remove('warm-p-2');
     store.close();
@@ -31,7 +31,7 @@ describe('warm take journal', () => {
     appendFileSync(path, '{"op":"take","v":1,"warmId":"warm-p-4","sandb');
     expect([...readTies(path).keys()]).toEqual(['warm-p-1', 'warm-p-3']);
 
-    const restarted = new WarmTieStore(path);
+    const restarted = new WarmTieJournal(path);
     expect(restarted.loadAll()).toEqual([tie(1), tie(3)]);
     expect(readFileSync(path, 'utf8').trim().split('\n')).toHaveLength(2);
     expect(statSync(path).mode & 0o777).toBe(0o600);
@@ -42,7 +42,7 @@ describe('warm take journal', () => {
 
   it('stays near the size of its live ties however many takes come and go', () => {
     const path = join(dir, 'warm-taken.jsonl');
-    const store = new WarmTieStore(path);
+    const store = new WarmTieJournal(path);
     store.put(tie(0));
     for (let n = 1; n <= 5_000; n++) {
       store.put(tie(n));

@@ -18,8 +18,10 @@ import type {
   RecoveredSandbox,
   SandboxBackend,
 } from '../sandbox-backend';
+import { statusCode } from './api-errors';
 import { execStreaming, execUnary } from './pod-exec';
-import { isTerminal, observePod, sandboxContainerRunning, type ObservedState } from './pod-state';
+import { PodWarmTies, takeEnvSecretNameFor } from './warm-ties';
+import { isTerminal, observePod, podTimes, sandboxContainerRunning, type ObservedState } from './pod-state';
 import {
   buildSandboxNetworkPolicy,
   buildSandboxPod,
@@ -71,7 +73,6 @@ export interface KubernetesBackendOptions {
 
 const FIELD_MANAGER = 'paddock-runner';
 
-const statusCode = (e: unknown): number | undefined => (e instanceof k8s.ApiException ? e.code : undefined);
 
 const WATCH_BACKOFF_BASE_MS = 500;
 const WATCH_BACKOFF_MAX_MS = 30_000;
@@ -137,6 +138,8 @@ export class KubernetesBackend implements SandboxBackend {
   private closed = false;
   private readonly podOpts: SandboxPodOptions;
   private readonly services: SandboxServices;
+  /** Takes' ties of warm pools, kept on the taken pods (a Kubernetes runner has no state dir). */
+  readonly warmTies: PodWarmTies;
 
   constructor(private readonly opts: KubernetesBackendOptions) {
     this.core = opts.kubeConfig.makeApiClient(k8s.CoreV1Api);
@@ -152,6 +155,13 @@ export class KubernetesBackend implements SandboxBackend {
       imagePullSecrets: opts.imagePullSecrets ?? [],
       serviceRelay: relayPeerFor(opts.runnerId, opts.runnerNamespace ?? `paddock-runner-${opts.runnerId}`, labelValue(opts.runnerId)),
     };
+    this.warmTies = new PodWarmTies({
+      core: this.core,
+      namespace: opts.namespace,
+      labelSelector: this.labelSelector,
+      fieldManager: FIELD_MANAGER,
+      annotate: (id, annotations) => this.annotate(id, annotations),
+    });
     this.services = new SandboxServices(this.core, opts.namespace, FIELD_MANAGER, opts.serviceAddress ?? clusterDnsResolver(opts.clusterDomain ?? 'cluster.local'));
   }
 
@@ -291,16 +301,21 @@ export class KubernetesBackend implements SandboxBackend {
     }
   }
 
+  /** Records on the pod that its files are in place, so a restarted runner adopts it. */
+  private markFilesWritten(id: string): Promise<void> {
+    return this.annotate(id, { [LAUNCH_FILES_ANNOTATION]: 'written' });
+  }
+
   /**
-   * Records on the pod that its files are in place, so a restarted runner adopts it. Retried: a
-   * pod left `pending` after its files landed would be failed by the next runner's recovery.
-   * A pod already gone needs no mark.
+   * Merges annotations into the pod that a restarted runner reads (its files in place, a warm
+   * take's tie). Retried: a pod left `pending` after its files landed would be failed by the next
+   * runner's recovery, an untied taken pod reaped. A pod already gone (a 404) needs no mark and throws.
    */
-  private async markFilesWritten(id: string): Promise<void> {
+  private async annotate(id: string, annotations: Record<string, string>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.core.patchNamespacedPod(
-          { name: podNameFor(id), namespace: this.opts.namespace, body: { metadata: { annotations: { [LAUNCH_FILES_ANNOTATION]: 'written' } } } },
+          { name: podNameFor(id), namespace: this.opts.namespace, body: { metadata: { annotations } } },
           k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
         );
         return;
@@ -405,9 +420,10 @@ export class KubernetesBackend implements SandboxBackend {
     }
   }
 
-  /** The sandbox's pull and secret-env Secrets, if it has them: gone with its pod, so no credential outlives the sandbox. */
+  /** The sandbox's pull, secret-env and warm take-env Secrets, if it has them: gone with its pod, so no credential outlives the sandbox. */
   private async deleteSecrets(sandboxId: string): Promise<void> {
-    for (const name of [pullSecretNameFor(podNameFor(sandboxId)), secretEnvSecretNameFor(podNameFor(sandboxId))]) {
+    const pod = podNameFor(sandboxId);
+    for (const name of [pullSecretNameFor(pod), secretEnvSecretNameFor(pod), takeEnvSecretNameFor(pod)]) {
       try {
         await this.core.deleteNamespacedSecret({ namespace: this.opts.namespace, name });
       } catch (e) {
@@ -544,8 +560,7 @@ export class KubernetesBackend implements SandboxBackend {
     return list.items.flatMap((pod) => {
       const id = pod.metadata?.annotations?.[SANDBOX_ID_ANNOTATION];
       if (!id) return [];
-      const startedAt = pod.status?.startTime ?? pod.metadata?.creationTimestamp ?? new Date();
-      const started = new Date(startedAt);
+      const { startedAt, deadline } = podTimes(pod);
       let labels: Record<string, string> = {};
       try {
         labels = JSON.parse(pod.metadata?.annotations?.[LAUNCH_LABELS_ANNOTATION] ?? '{}') as Record<string, string>;
@@ -556,8 +571,8 @@ export class KubernetesBackend implements SandboxBackend {
         sandboxId: id,
         labels,
         state: observePod(pod).state,
-        startedAt: started,
-        deadline: new Date(started.getTime() + (pod.spec?.activeDeadlineSeconds ?? 0) * 1000),
+        startedAt,
+        deadline,
       };
       if (this.orphanedLaunch(pod, id)) {
         found.unrecoverable = { reason: 'FAILED_TO_START', message: 'the runner restarted before this sandbox\'s launch files were written; create it again' };

@@ -100,3 +100,9 @@ function initFailed(init: { name: string; exitCode: number; message?: string }):
 }
 
 const msg = (m: string | undefined): { message?: string } => (m ? { message: m } : {});
+
+/** When the sandbox of a pod started, and when the pod's `activeDeadlineSeconds` ends it. */
+export function podTimes(pod: V1Pod): { startedAt: Date; deadline: Date } {
+  const startedAt = new Date(pod.status?.startTime ?? pod.metadata?.creationTimestamp ?? new Date());
+  return { startedAt, deadline: new Date(startedAt.getTime() + (pod.spec?.activeDeadlineSeconds ?? 0) * 1000) };
+}
