@@ -36,6 +36,7 @@ import { SandboxRouteCache } from './sandboxes/sandbox-route-cache';
 import { SandboxRepository } from './sandboxes/sandbox.repository';
 import { SourceGate } from './runners/source-gate';
 import { SandboxChangeBroadcast } from './sandboxes/change-broadcast';
+import { CreatesInFlight } from './sandboxes/creates-in-flight';
 import { SandboxStateWaiters } from './sandboxes/state-waiters';
 import { StateEventsConsumer } from './sandboxes/state-events.consumer';
 import { installServiceProxy } from './services/service-proxy';
@@ -110,6 +111,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   const changes = new SandboxChangeBroadcast(nc, waiters);
   const repo = new SandboxRepository(db, routes, changes);
   const policies = new PolicySource(db);
+  const creates = new CreatesInFlight();
   const placement = new PlacementService(registry, policies);
   const secrets = new SecretResolver(nc, config.rpcTimeoutMs);
   const lifecycle = new SandboxLifecycleService(
@@ -123,8 +125,9 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     new SourceGate(registry, policies),
     () => serviceUrlBase,
     secrets,
+    creates,
   );
-  const events = new StateEventsConsumer(nc, repo, metrics, log);
+  const events = new StateEventsConsumer(nc, repo, metrics, log, creates);
   const ops = new SandboxOpsService(
     lifecycle,
     runners,

@@ -2,9 +2,9 @@ import { Readable } from 'node:stream';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PaddockError } from '@paddock/contracts';
+import { PaddockError, type SandboxSpec } from '@paddock/contracts';
 import type { Principal } from '../auth/token-authenticator';
-import { invalid } from '../sandboxes/request-parsing';
+import { invalid, parseCreateRequest } from '../sandboxes/request-parsing';
 import type { SandboxLifecycleService } from '../sandboxes/sandbox-lifecycle.service';
 import { decodeBase64Field, type SandboxOpsService, type UnaryExecOutput } from '../sandboxes/sandbox-ops.service';
 import { AuthGuard, CurrentPrincipal } from './auth.guard';
@@ -51,6 +51,9 @@ export function unaryExec(ops: SandboxOpsService, p: Principal, id: string, body
   return ops.exec(p, id, bodyFields(body));
 }
 
+/** Whether a create asks to restore a file-system snapshot (which the gateway checks first). */
+const restoresSnapshot = (spec: SandboxSpec): boolean => (spec.volumes ?? []).some((v) => v.scratch?.restoreFromSnapshotId);
+
 function unknownVerb(verb: string): PaddockError {
   return new PaddockError('not_found', `unknown method :${verb}`);
 }
@@ -72,8 +75,10 @@ export class SandboxesController {
   @ApiQuery({ name: 'requestId', required: false })
   @ApiBody({ schema: { type: 'object', description: '`{sandbox: {spec}}`, `{spec, tags?}` or a bare SandboxSpec; optional `requestId`.' } })
   async create(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Query('requestId') requestId?: string) {
-    await this.snapshots.checkRestore(p, body, requestId);
-    return (await this.lifecycle.create(p, body, requestId)).view;
+    // Parsed once here for both: the spec's schema parse is the costliest step of the gateway's own work on a create.
+    const req = parseCreateRequest(body, requestId);
+    if (restoresSnapshot(req.spec)) await this.snapshots.checkRestore(p, body, requestId);
+    return (await this.lifecycle.createParsed(p, req)).view;
   }
 
   @Post('sandboxes::explain')

@@ -7,9 +7,10 @@ import type { PlacementService } from '../placement/placement.service';
 import { RunnerTransportError, type RunnerClient } from '../runners/runner-client';
 import type { Principal } from '../auth/token-authenticator';
 import { capacityRefusal } from './capacity-refusal';
+import type { CreatesInFlight } from './creates-in-flight';
 import { observationFromSandbox } from './observations';
 import { parsePurgeRequest, purgeSandboxes, type PurgeResult } from './purge';
-import { invalid, parseCreateRequest } from './request-parsing';
+import { invalid, parseCreateRequest, type CreateRequest } from './request-parsing';
 import type { SandboxRepository } from './sandbox.repository';
 import { withServiceStatus } from '../services/service-status';
 import { isTerminalRow, toView, type SandboxRow, type SandboxView } from './sandbox-view';
@@ -80,6 +81,8 @@ export class SandboxLifecycleService {
     private readonly serviceUrlBase?: () => string,
     /** Resolves `secretStores` mappings at create; without it, a spec that maps secrets is refused. */
     private readonly secrets?: SecretResolver,
+    /** Where the state events of the creates this gateway drives wait until each create settles. */
+    private readonly creates?: CreatesInFlight,
   ) {}
 
   /** The resource as returned: the row's view, with the URLs of its public services. */
@@ -99,7 +102,11 @@ export class SandboxLifecycleService {
   }
 
   async create(principal: Principal, body: unknown, queryRequestId?: string): Promise<{ view: SandboxView; created: boolean }> {
-    const req = parseCreateRequest(body, queryRequestId);
+    return this.createParsed(principal, parseCreateRequest(body, queryRequestId));
+  }
+
+  /** `create` for a request its caller has parsed already (`parseCreateRequest`). */
+  async createParsed(principal: Principal, req: CreateRequest): Promise<{ view: SandboxView; created: boolean }> {
     if (req.requestId) {
       const prior = await this.repo.findByRequestId(principal.organizationId, req.requestId);
       if (prior) return { view: this.view(this.sameRequest(prior, req.fingerprint)), created: false };
@@ -133,6 +140,16 @@ export class SandboxLifecycleService {
 
   /** Tries the plan's runners in order until one accepts; see the README for the outcomes. */
   private async drivePlacement(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string, secrets: ResolvedSecrets): Promise<SandboxView> {
+    this.creates?.begin(row.id);
+    try {
+      return await this.placeOnRunners(row, plan, spec, organizationId, secrets);
+    } finally {
+      // After the create's own writes: the events held meanwhile land on the row they describe.
+      this.creates?.end(row.id);
+    }
+  }
+
+  private async placeOnRunners(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string, secrets: ResolvedSecrets): Promise<SandboxView> {
     const placement = row.placement;
     let current = row.runner_id;
     let firstAmbiguous: string | null = null;
