@@ -97,6 +97,32 @@ describe('gateway: state events that arrive while the create is in flight', () =
     expect((await http(gw.url, 'DELETE', `/v1/sandboxes/${sandboxId}`, token)).status).toBe(200);
   });
 
+  it('a requestId in the query makes the create idempotent; reused with another spec it is refused naming it', async () => {
+    const first = await http(gw.url, 'POST', '/v1/sandboxes?requestId=warm-create-1', token, {
+      spec: COLD,
+    });
+    expect(first.status, first.text).toBe(200);
+    const again = await http(gw.url, 'POST', '/v1/sandboxes?requestId=warm-create-1', token, {
+      spec: COLD,
+    });
+    expect((again.json as View).sandboxId).toBe((first.json as View).sandboxId);
+    const reused = await http(gw.url, 'POST', '/v1/sandboxes?requestId=warm-create-1', token, {
+      spec: WARM,
+    });
+    expect(reused.status).toBe(400);
+    expect(reused.json).toMatchObject({
+      code: 'invalid_argument',
+      details: [
+        { reason: 'CWSANDBOX_INVALID_REQUEST' },
+        { fieldViolations: [{ field: 'requestId', rule: 'idempotency_key_reuse' }] },
+      ],
+    });
+    expect(
+      (await http(gw.url, 'DELETE', `/v1/sandboxes/${(first.json as View).sandboxId}`, token))
+        .status,
+    ).toBe(200);
+  });
+
   it('a cold create (no warm match) still reaches RUNNING, through :wait, from events held or not', async () => {
     const created = await http(gw.url, 'POST', '/v1/sandboxes', token, { spec: COLD });
     expect(created.status, created.text).toBe(200);

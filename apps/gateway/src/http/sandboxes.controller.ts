@@ -6,6 +6,7 @@ import { PaddockError, type SandboxSpec } from '@paddock/contracts';
 import type { Principal } from '../auth/token-authenticator';
 import { invalid, parseCreateRequest } from '../sandboxes/request-parsing';
 import type { SandboxLifecycleService } from '../sandboxes/sandbox-lifecycle.service';
+import type { SandboxView } from '../sandboxes/sandbox-view';
 import { decodeBase64Field, type SandboxOpsService, type UnaryExecOutput } from '../sandboxes/sandbox-ops.service';
 import { AuthGuard, CurrentPrincipal } from './auth.guard';
 import { toPaddockError } from './error.filter';
@@ -54,6 +55,20 @@ export function unaryExec(ops: SandboxOpsService, p: Principal, id: string, body
 /** Whether a create asks to restore a file-system snapshot (which the gateway checks first). */
 const restoresSnapshot = (spec: SandboxSpec): boolean => (spec.volumes ?? []).some((v) => v.scratch?.restoreFromSnapshotId);
 
+/** The Fastify route of `POST /v1/sandboxes` (Nest's `@Post('sandboxes')` under `v1`). */
+export const CREATE_ROUTE = '/v1/sandboxes';
+
+/**
+ * CreateSandbox: the one implementation behind both this controller's route and the fast path
+ * that answers it before Nest's pipeline (create-fast-path.ts).
+ */
+export async function createSandbox(lifecycle: SandboxLifecycleService, snapshots: SnapshotsService, p: Principal, body: unknown, requestId: string | undefined): Promise<SandboxView> {
+  // Parsed once here for both: the spec's schema parse is the costliest step of the gateway's own work on a create.
+  const req = parseCreateRequest(body, requestId);
+  if (restoresSnapshot(req.spec)) await snapshots.checkRestore(p, body, requestId);
+  return (await lifecycle.createParsed(p, req)).view;
+}
+
 function unknownVerb(verb: string): PaddockError {
   return new PaddockError('not_found', `unknown method :${verb}`);
 }
@@ -74,11 +89,9 @@ export class SandboxesController {
   @ApiOperation({ summary: 'CreateSandbox: places the sandbox and returns at once (STATE_PENDING/CREATING).' })
   @ApiQuery({ name: 'requestId', required: false })
   @ApiBody({ schema: { type: 'object', description: '`{sandbox: {spec}}`, `{spec, tags?}` or a bare SandboxSpec; optional `requestId`.' } })
-  async create(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Query('requestId') requestId?: string) {
-    // Parsed once here for both: the spec's schema parse is the costliest step of the gateway's own work on a create.
-    const req = parseCreateRequest(body, requestId);
-    if (restoresSnapshot(req.spec)) await this.snapshots.checkRestore(p, body, requestId);
-    return (await this.lifecycle.createParsed(p, req)).view;
+  create(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Query('requestId') requestId?: string) {
+    // Normally answered before Nest by the create fast path (create-fast-path.ts).
+    return createSandbox(this.lifecycle, this.snapshots, p, body, requestId);
   }
 
   @Post('sandboxes::explain')
