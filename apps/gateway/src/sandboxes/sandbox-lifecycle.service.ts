@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PaddockError, type FieldViolation, type SandboxSpec } from '@paddock/contracts';
+import { PaddockError, SANDBOX_STATE_RANK, type FieldViolation, type SandboxSpec, type SandboxState } from '@paddock/contracts';
 import type { PlacementRecord } from '../db/database';
 import type { GatewayMetrics } from '../observability/metrics';
 import { violationsByRunner, type PlacementPlan } from '../placement/placement';
@@ -171,6 +171,7 @@ export class SandboxLifecycleService {
         placement.attempts.push({ runnerId, outcome: 'accepted' });
         placement.winner = runnerId;
         const accepted = await this.repo.acceptPlacement(row.id, runnerId, placement, observationFromSandbox(res.sandbox), this.now());
+        if (accepted) this.creates?.settle(row.id, { rank: SANDBOX_STATE_RANK[accepted.state as SandboxState] ?? -1, sequence: accepted.state_sequence });
         this.placement.notePlaced(runnerId);
         this.metrics.creates.inc({ outcome: 'accepted' });
         return this.view(accepted ?? (await this.repo.findAnyById(row.id)) ?? row);

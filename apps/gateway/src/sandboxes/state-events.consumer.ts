@@ -36,15 +36,17 @@ export class StateEventsConsumer {
         }
         if (!parsed.success) return this.onError(parsed.error);
         const evt = parsed.data;
+        const observation = observationFromEvent(evt);
         const apply = (): void => {
           const p = this.repo
-            .applyObservation(evt.sandboxId, evt.runnerId, observationFromEvent(evt))
+            .applyObservation(evt.sandboxId, evt.runnerId, observation)
             .then((applied) => void this.metrics.stateEvents.inc({ result: applied ? 'applied' : 'stale' }))
             .catch(this.onError)
             .finally(() => this.inFlight.delete(p));
           this.inFlight.add(p);
         };
-        if (!this.creates?.hold(evt.sandboxId, apply)) apply();
+        const skip = (): void => void this.metrics.stateEvents.inc({ result: 'stale' });
+        if (!this.creates?.hold(evt.sandboxId, { rank: observation.rank, sequence: observation.sequence, apply, skip })) apply();
       },
     });
   }
