@@ -37,7 +37,6 @@ import { SandboxRouteCache } from './sandboxes/sandbox-route-cache';
 import { SandboxRepository } from './sandboxes/sandbox.repository';
 import { SourceGate } from './runners/source-gate';
 import { SandboxChangeBroadcast } from './sandboxes/change-broadcast';
-import { CreatesInFlight } from './sandboxes/creates-in-flight';
 import { SandboxStateWaiters } from './sandboxes/state-waiters';
 import { StateEventsConsumer } from './sandboxes/state-events.consumer';
 import { installServiceProxy } from './services/service-proxy';
@@ -112,7 +111,6 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   const changes = new SandboxChangeBroadcast(nc, waiters);
   const repo = new SandboxRepository(db, routes, changes);
   const policies = new PolicySource(db);
-  const creates = new CreatesInFlight();
   const placement = new PlacementService(registry, policies);
   const secrets = new SecretResolver(nc, config.rpcTimeoutMs);
   const lifecycle = new SandboxLifecycleService(
@@ -126,9 +124,8 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     new SourceGate(registry, policies),
     () => serviceUrlBase,
     secrets,
-    creates,
   );
-  const events = new StateEventsConsumer(nc, repo, metrics, log, creates);
+  const events = new StateEventsConsumer(nc, repo, metrics, log);
   const ops = new SandboxOpsService(
     lifecycle,
     runners,

@@ -33,11 +33,11 @@ const COLD = {
 };
 
 /**
- * The runner's state events for a create reach the gateway before its reply (PENDING, CREATING,
- * and RUNNING for a warm take). The gateway holds them until the create's own write, then applies
- * them: none is lost, and the row ends as the runner last described it.
+ * A warm take through the gateway: the runner's state events for it (PENDING, CREATING, RUNNING)
+ * reach the gateway just ahead of the create's reply; the row ends as the runner last described it,
+ * and the create (answered before Nest's pipeline) keeps its idempotency by requestId.
  */
-describe('gateway: state events that arrive while the create is in flight', () => {
+describe('gateway: a warm take, end to end', () => {
   let infra: Infra;
   let gw: RunningGateway;
   let runner: RunnerProcess;
@@ -78,16 +78,16 @@ describe('gateway: state events that arrive while the create is in flight', () =
   const rowOf = (id: string) =>
     gw.db.selectFrom('gw_sandboxes').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
-  it('a warm take answers RUNNING, and the events held meanwhile land on the accepted row afterwards', async () => {
+  it('a warm take answers RUNNING, and its state events land on the accepted row (none lost)', async () => {
     const created = await http(gw.url, 'POST', '/v1/sandboxes', token, { spec: WARM });
     expect(created.status, created.text).toBe(200);
     const { sandboxId, status } = created.json as View;
     expect(status.state).toBe('STATE_RUNNING');
-    // The reply carries no event sequence (the accept records 0); the held RUNNING event does.
+    // The reply carries no event sequence (the accept records 0); the RUNNING event does.
     await waitFor(async () => (await rowOf(sandboxId)).state_sequence > 0, {
       timeoutMs: 10_000,
       intervalMs: 50,
-      what: 'the held events applied',
+      what: 'the RUNNING event applied',
     });
     const row = await rowOf(sandboxId);
     expect(row.state).toBe('STATE_RUNNING');
@@ -123,7 +123,7 @@ describe('gateway: state events that arrive while the create is in flight', () =
     ).toBe(200);
   });
 
-  it('a cold create (no warm match) still reaches RUNNING, through :wait, from events held or not', async () => {
+  it('a cold create (no warm match) still reaches RUNNING, through :wait, from the event that follows', async () => {
     const created = await http(gw.url, 'POST', '/v1/sandboxes', token, { spec: COLD });
     expect(created.status, created.text).toBe(200);
     const { sandboxId, status } = created.json as View;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PaddockError, SANDBOX_STATE_RANK, type FieldViolation, type SandboxSpec, type SandboxState } from '@paddock/contracts';
+import { PaddockError, type FieldViolation, type SandboxSpec } from '@paddock/contracts';
 import type { PlacementRecord } from '../db/database';
 import type { GatewayMetrics } from '../observability/metrics';
 import { violationsByRunner, type PlacementPlan } from '../placement/placement';
@@ -7,7 +7,6 @@ import type { PlacementService } from '../placement/placement.service';
 import { RunnerTransportError, type RunnerClient } from '../runners/runner-client';
 import type { Principal } from '../auth/token-authenticator';
 import { capacityRefusal } from './capacity-refusal';
-import type { CreatesInFlight } from './creates-in-flight';
 import { observationFromSandbox } from './observations';
 import { parsePurgeRequest, purgeSandboxes, type PurgeResult } from './purge';
 import { invalid, parseCreateRequest, type CreateRequest } from './request-parsing';
@@ -81,8 +80,6 @@ export class SandboxLifecycleService {
     private readonly serviceUrlBase?: () => string,
     /** Resolves `secretStores` mappings at create; without it, a spec that maps secrets is refused. */
     private readonly secrets?: SecretResolver,
-    /** Where the state events of the creates this gateway drives wait until each create settles. */
-    private readonly creates?: CreatesInFlight,
   ) {}
 
   /** The resource as returned: the row's view, with the URLs of its public services. */
@@ -140,16 +137,6 @@ export class SandboxLifecycleService {
 
   /** Tries the plan's runners in order until one accepts; see the README for the outcomes. */
   private async drivePlacement(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string, secrets: ResolvedSecrets): Promise<SandboxView> {
-    this.creates?.begin(row.id);
-    try {
-      return await this.placeOnRunners(row, plan, spec, organizationId, secrets);
-    } finally {
-      // After the create's own writes: the events held meanwhile land on the row they describe.
-      this.creates?.end(row.id);
-    }
-  }
-
-  private async placeOnRunners(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string, secrets: ResolvedSecrets): Promise<SandboxView> {
     const placement = row.placement;
     let current = row.runner_id;
     let firstAmbiguous: string | null = null;
@@ -171,7 +158,6 @@ export class SandboxLifecycleService {
         placement.attempts.push({ runnerId, outcome: 'accepted' });
         placement.winner = runnerId;
         const accepted = await this.repo.acceptPlacement(row.id, runnerId, placement, observationFromSandbox(res.sandbox), this.now());
-        if (accepted) this.creates?.settle(row.id, { rank: SANDBOX_STATE_RANK[accepted.state as SandboxState] ?? -1, sequence: accepted.state_sequence });
         this.placement.notePlaced(runnerId);
         this.metrics.creates.inc({ outcome: 'accepted' });
         return this.view(accepted ?? (await this.repo.findAnyById(row.id)) ?? row);

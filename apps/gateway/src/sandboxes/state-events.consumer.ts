@@ -1,7 +1,6 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { SandboxStateEventSchema, queueGroups, subjects } from '@paddock/contracts';
 import type { GatewayMetrics } from '../observability/metrics';
-import type { CreatesInFlight } from './creates-in-flight';
 import { observationFromEvent } from './observations';
 import type { SandboxRepository } from './sandbox.repository';
 
@@ -19,8 +18,6 @@ export class StateEventsConsumer {
     private readonly repo: SandboxRepository,
     private readonly metrics: GatewayMetrics,
     private readonly onError: (e: unknown) => void,
-    /** This gateway's creates in flight: their events wait for them (see CreatesInFlight). */
-    private readonly creates?: CreatesInFlight,
   ) {}
 
   start(): void {
@@ -36,17 +33,12 @@ export class StateEventsConsumer {
         }
         if (!parsed.success) return this.onError(parsed.error);
         const evt = parsed.data;
-        const observation = observationFromEvent(evt);
-        const apply = (): void => {
-          const p = this.repo
-            .applyObservation(evt.sandboxId, evt.runnerId, observation)
-            .then((applied) => void this.metrics.stateEvents.inc({ result: applied ? 'applied' : 'stale' }))
-            .catch(this.onError)
-            .finally(() => this.inFlight.delete(p));
-          this.inFlight.add(p);
-        };
-        const skip = (): void => void this.metrics.stateEvents.inc({ result: 'stale' });
-        if (!this.creates?.hold(evt.sandboxId, { rank: observation.rank, sequence: observation.sequence, apply, skip })) apply();
+        const p = this.repo
+          .applyObservation(evt.sandboxId, evt.runnerId, observationFromEvent(evt))
+          .then((applied) => void this.metrics.stateEvents.inc({ result: applied ? 'applied' : 'stale' }))
+          .catch(this.onError)
+          .finally(() => this.inFlight.delete(p));
+        this.inFlight.add(p);
       },
     });
   }
