@@ -16,6 +16,7 @@ import { TokenAuthenticator } from './auth/token-authenticator';
 import type { GatewayConfig } from './config/env';
 import { createGatewayDb, type GatewayDatabase } from './db/database';
 import { migrateGatewayToLatest } from './db/migrate';
+import { registerCreateFastPath } from './http/create-fast-path';
 import { registerUnaryExecFastPath } from './http/exec-fast-path';
 import { installConsoleCors } from './http/cors';
 import { registerExecWebSocket } from './http/exec-websocket';
@@ -208,6 +209,7 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   });
   installConsoleCors(fastify, config.consoleOrigins);
   registerUnaryExecFastPath(fastify, auth, ops);
+  registerCreateFastPath(fastify, auth, lifecycle, snapshots);
   const sandboxService = sandboxServiceHandler({ auth, lifecycle, ops }, config.bodyLimitBytes);
   serveConnectOnRestPort(fastify, sandboxService);
   await app.register(websocket, { options: { handleProtocols: selectExecProtocol } });

@@ -135,6 +135,38 @@ describe('gateway authentication and tenant isolation (GW-7)', () => {
     expect(auth.lookups).toBe(2);
   });
 
+  it('a cached token outlives its revocation by at most the cache time, counted from the lookup, never extended by hits', async () => {
+    let now = 1_000_000;
+    const auth = new TokenAuthenticator(gw.db, 1_000, () => now);
+    const t = await infra.cp.issueToken('SANDBOX_USER', adminA);
+    await auth.authenticate(`Bearer ${t.token}`);
+    await infra.cp.revokeToken(t.id, adminA);
+    // Within the cache time the revocation is not seen yet (the documented bound), and hits do not push it back.
+    now += 600;
+    await expect(auth.authenticate(`Bearer ${t.token}`)).resolves.toMatchObject({ organizationId: orgA });
+    now += 399;
+    await expect(auth.authenticate(`Bearer ${t.token}`)).resolves.toMatchObject({ organizationId: orgA });
+    expect(auth.lookups).toBe(1);
+    // One cache time after the lookup, the token is asked about again, and refused.
+    now += 1;
+    await expect(auth.authenticate(`Bearer ${t.token}`)).rejects.toMatchObject({ code: 'unauthenticated' });
+    expect(auth.lookups).toBe(2);
+  });
+
+  it('the token cache is bounded and evicts the least recently used: a flood of unknown tokens does not push out one in use', async () => {
+    const auth = new TokenAuthenticator(gw.db, 60_000, Date.now, 3);
+    const inUse = `Bearer ${(await infra.cp.issueToken('SANDBOX_USER', adminA)).token}`;
+    const unknown = (i: number): string => `Bearer pdk_${randomUUID().replace(/-/g, '')}${i}`;
+    await auth.authenticate(inUse);
+    for (let i = 0; i < 10; i++) {
+      await expect(auth.authenticate(unknown(i))).rejects.toMatchObject({ code: 'unauthenticated' });
+      await auth.authenticate(inUse);
+      expect(auth.cached).toBeLessThanOrEqual(3);
+    }
+    // One lookup for the token in use, one per unknown token: every use of it after the first was a hit.
+    expect(auth.lookups).toBe(11);
+  });
+
   it('stops accepting a token as soon as it is revoked (revocation delay configured to 0)', async () => {
     const t = await infra.cp.issueToken('SANDBOX_USER', adminA);
     expect((await http(gw.url, 'GET', '/v1/sandboxes', t.token)).status).toBe(200);

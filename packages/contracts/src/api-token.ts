@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * API tokens: `pdk_` + 16..128 characters of base64url. Generated tokens carry 32 random bytes
@@ -12,10 +12,11 @@ export const API_TOKEN_PREFIX_LENGTH = 8;
 /**
  * What the control plane stores and the gateway looks tokens up by: lowercase hex SHA-256 of the
  * whole token string, `pdk_` included. A fast hash is right for a 256-bit random secret
- * (argon2/bcrypt are for passwords people choose).
+ * (argon2/bcrypt are for passwords people choose). One-shot `crypto.hash`: the gateway hashes the
+ * token of every request it serves, and it costs half of a `createHash` object's round.
  *
  * @example hashApiToken('pdk_' + 'A'.repeat(43)) // 64 hex characters
  */
 export function hashApiToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }

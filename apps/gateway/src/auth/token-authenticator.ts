@@ -14,7 +14,8 @@ export interface Principal {
   sourceIp?: string;
 }
 
-const MAX_CACHED = 10_000;
+/** Most tokens (hits and misses) remembered at once. */
+export const MAX_CACHED_TOKENS = 10_000;
 
 /**
  * The single error every authentication failure produces (missing, malformed, unknown, revoked,
@@ -26,9 +27,14 @@ export function unauthenticated(): PaddockError {
 
 /**
  * Authenticates bearer tokens with the control plane's published lookup `cp_token_principal_v1`
- * (by hash: the gateway's database role cannot read the token table itself). Lookups,
- * hits and misses alike, are cached for `cacheMs`: that is the bound on how long a revoked token
- * keeps working, and it keeps auth off the database on the hot path.
+ * (by hash: the gateway's database role cannot read the token table itself).
+ *
+ * Lookups, hits and misses alike, are cached by the token's hash (never the token itself) for
+ * `cacheMs` from the moment the lookup was sent: that is the bound on how long a revoked token
+ * keeps working here, since the gateway hears of no revocation (`GATEWAY_AUTH_CACHE_MS`, 0 = ask
+ * on every request), and it keeps auth off the database on the hot path. A hit never extends its
+ * entry's life. The cache is bounded and evicts the least recently used entry, so a flood of
+ * unknown tokens (each a cached miss) pushes out other floods, not the tokens in use.
  */
 export class TokenAuthenticator {
   private readonly cache = new Map<string, { principal: Principal | null; expiresAt: number }>();
@@ -44,7 +50,13 @@ export class TokenAuthenticator {
     private readonly db: Kysely<GatewayDatabase>,
     private readonly cacheMs: number,
     private readonly now: () => number = Date.now,
+    private readonly maxCached = MAX_CACHED_TOKENS,
   ) {}
+
+  /** Tokens remembered now (for tests and metrics). */
+  get cached(): number {
+    return this.cache.size;
+  }
 
   /** Authenticates an HTTP request: its bearer token, and the address it comes from. */
   async authenticateRequest(req: { headers: { authorization?: string | undefined }; ip: string }): Promise<Principal> {
@@ -63,7 +75,15 @@ export class TokenAuthenticator {
 
   private lookup(hash: string): Promise<Principal | null> {
     const hit = this.cache.get(hash);
-    if (hit && hit.expiresAt > this.now()) return Promise.resolve(hit.principal);
+    if (hit) {
+      if (hit.expiresAt > this.now()) {
+        // Most recently used goes last (a Map iterates in insertion order): eviction takes the first.
+        this.cache.delete(hash);
+        this.cache.set(hash, hit);
+        return Promise.resolve(hit.principal);
+      }
+      this.cache.delete(hash);
+    }
     const pending = this.inFlight.get(hash);
     if (pending) return pending;
     const query = this.query(hash).finally(() => this.inFlight.delete(hash));
@@ -80,9 +100,10 @@ export class TokenAuthenticator {
     const row = rows[0] === undefined ? null : CP_TOKEN_PRINCIPAL_V1.row.parse(rows[0]);
     const principal: Principal | null = row ? { organizationId: row.organization_id, role: row.role, tokenId: row.token_id } : null;
     if (this.cacheMs > 0) {
-      if (this.cache.size >= MAX_CACHED) {
-        const oldest = this.cache.keys().next();
-        if (!oldest.done) this.cache.delete(oldest.value);
+      this.cache.delete(hash);
+      if (this.cache.size >= this.maxCached) {
+        const leastRecent = this.cache.keys().next();
+        if (!leastRecent.done) this.cache.delete(leastRecent.value);
       }
       this.cache.set(hash, { principal, expiresAt: t + this.cacheMs });
     }

@@ -2,10 +2,11 @@ import { Readable } from 'node:stream';
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PaddockError } from '@paddock/contracts';
+import { PaddockError, type SandboxSpec } from '@paddock/contracts';
 import type { Principal } from '../auth/token-authenticator';
-import { invalid } from '../sandboxes/request-parsing';
+import { invalid, parseCreateRequest } from '../sandboxes/request-parsing';
 import type { SandboxLifecycleService } from '../sandboxes/sandbox-lifecycle.service';
+import type { SandboxView } from '../sandboxes/sandbox-view';
 import { decodeBase64Field, type SandboxOpsService, type UnaryExecOutput } from '../sandboxes/sandbox-ops.service';
 import { AuthGuard, CurrentPrincipal } from './auth.guard';
 import { toPaddockError } from './error.filter';
@@ -51,6 +52,23 @@ export function unaryExec(ops: SandboxOpsService, p: Principal, id: string, body
   return ops.exec(p, id, bodyFields(body));
 }
 
+/** Whether a create asks to restore a file-system snapshot (which the gateway checks first). */
+const restoresSnapshot = (spec: SandboxSpec): boolean => (spec.volumes ?? []).some((v) => v.scratch?.restoreFromSnapshotId);
+
+/** The Fastify route of `POST /v1/sandboxes` (Nest's `@Post('sandboxes')` under `v1`). */
+export const CREATE_ROUTE = '/v1/sandboxes';
+
+/**
+ * CreateSandbox: the one implementation behind both this controller's route and the fast path
+ * that answers it before Nest's pipeline (create-fast-path.ts).
+ */
+export async function createSandbox(lifecycle: SandboxLifecycleService, snapshots: SnapshotsService, p: Principal, body: unknown, requestId: string | undefined): Promise<SandboxView> {
+  // Parsed once here for both: the spec's schema parse is the costliest step of the gateway's own work on a create.
+  const req = parseCreateRequest(body, requestId);
+  if (restoresSnapshot(req.spec)) await snapshots.checkRestore(p, body, requestId);
+  return (await lifecycle.createParsed(p, req)).view;
+}
+
 function unknownVerb(verb: string): PaddockError {
   return new PaddockError('not_found', `unknown method :${verb}`);
 }
@@ -71,9 +89,9 @@ export class SandboxesController {
   @ApiOperation({ summary: 'CreateSandbox: places the sandbox and returns at once (STATE_PENDING/CREATING).' })
   @ApiQuery({ name: 'requestId', required: false })
   @ApiBody({ schema: { type: 'object', description: '`{sandbox: {spec}}`, `{spec, tags?}` or a bare SandboxSpec; optional `requestId`.' } })
-  async create(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Query('requestId') requestId?: string) {
-    await this.snapshots.checkRestore(p, body, requestId);
-    return (await this.lifecycle.create(p, body, requestId)).view;
+  create(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Query('requestId') requestId?: string) {
+    // Normally answered before Nest by the create fast path (create-fast-path.ts).
+    return createSandbox(this.lifecycle, this.snapshots, p, body, requestId);
   }
 
   @Post('sandboxes::explain')

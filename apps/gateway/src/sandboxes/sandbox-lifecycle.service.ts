@@ -9,7 +9,7 @@ import type { Principal } from '../auth/token-authenticator';
 import { capacityRefusal } from './capacity-refusal';
 import { observationFromSandbox } from './observations';
 import { parsePurgeRequest, purgeSandboxes, type PurgeResult } from './purge';
-import { invalid, parseCreateRequest } from './request-parsing';
+import { invalid, parseCreateRequest, type CreateRequest } from './request-parsing';
 import type { SandboxRepository } from './sandbox.repository';
 import { withServiceStatus } from '../services/service-status';
 import { isTerminalRow, toView, type SandboxRow, type SandboxView } from './sandbox-view';
@@ -99,7 +99,11 @@ export class SandboxLifecycleService {
   }
 
   async create(principal: Principal, body: unknown, queryRequestId?: string): Promise<{ view: SandboxView; created: boolean }> {
-    const req = parseCreateRequest(body, queryRequestId);
+    return this.createParsed(principal, parseCreateRequest(body, queryRequestId));
+  }
+
+  /** `create` for a request its caller has parsed already (`parseCreateRequest`). */
+  async createParsed(principal: Principal, req: CreateRequest): Promise<{ view: SandboxView; created: boolean }> {
     if (req.requestId) {
       const prior = await this.repo.findByRequestId(principal.organizationId, req.requestId);
       if (prior) return { view: this.view(this.sameRequest(prior, req.fingerprint)), created: false };

@@ -151,18 +151,22 @@ export class RunnerRpcServer {
     } finally {
       this.inFlight--;
     }
-    this.log.info('rpc', {
-      op,
-      sandboxId: sandboxIdOf(body),
-      requestId: requestIdOf(body),
-      outcome: reply.ok ? 'ok' : reply.error.code,
-      durationMs: Math.round((performance.now() - started) * 10) / 10,
-    });
     try {
       if (msg.reply) msg.respond(JSON.stringify(reply));
     } catch (e) {
       // Only possible while the connection closes; the caller's request times out and it retries.
       this.log.warn('Could not send an RPC reply', { op, error: String(e) });
     }
+    // Logged once the reply is on the wire: the NATS client writes it in a microtask queued by
+    // respond(), so a microtask queued after it runs after that write, and the line (a synchronous
+    // write of its own) is no longer part of the caller's wait.
+    const line = {
+      op,
+      sandboxId: sandboxIdOf(body),
+      requestId: requestIdOf(body),
+      outcome: reply.ok ? 'ok' : reply.error.code,
+      durationMs: Math.round((performance.now() - started) * 10) / 10,
+    };
+    queueMicrotask(() => this.log.info('rpc', line));
   }
 }
