@@ -1,5 +1,5 @@
 """The exec daemon: started inside a sandbox on its first exec, it posix_spawns commands with the request's sockets as stdio."""
-import errno, json, os, resource, select, signal, socket
+import errno, gc, json, marshal, os, resource, select, signal, socket
 
 from paddock_supervisor.fileops import file_ops
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
@@ -32,33 +32,41 @@ def execd_main(p, sock, cpu_procs=None):
     os._exit(0)
 
 def spare_main(orders, cpu_procs):
-  # Forked from the exec daemon (same uid, namespaces, seccomp filter, not dumpable): joins the
-  # sandbox's cpu cgroup at once, then waits for its one command. From here on every cycle is
-  # charged to the sandbox's quota, so this does as little as it can before the execve.
+  # Forked from the exec daemon (same uid, namespaces, seccomp filter, not dumpable): prepares all
+  # that does not depend on its command, joins the sandbox's cpu cgroup, then waits for that one
+  # command. From the join on every cycle is charged to the sandbox's quota, and in a forked
+  # Python each object touched costs a copied page too, so after it this only decodes the order
+  # (marshal: a few objects, no parser), puts its sockets on stdio, changes directory and execs.
   close_fds_except(orders.fileno(), cpu_procs)
   # Its own name: the daemon is the one process of the sandbox called paddock-execd.
   libc.prctl(PR_SET_NAME, b'paddock-spare', 0, 0, 0)
+  os.setsid()
+  # The command's signal state, set now: an idle spare killed by one of these is reaped as one.
+  for sig in SPAWN_SIGDEF: signal.signal(sig, signal.SIG_DFL)
+  signal.pthread_sigmask(signal.SIG_SETMASK, ())
+  # A collection would walk (and copy) the daemon's whole heap on the sandbox's quota.
+  gc.disable()
+  recv_fds, loads, dup2, chdir, execve = socket.recv_fds, marshal.loads, os.dup2, os.chdir, os.execve
   try: os.write(cpu_procs, b'0')
   except OSError as e: outside = e
   else: outside = None
   os.close(cpu_procs)
-  os.setsid()
-  try: msg, fds, _, _ = socket.recv_fds(orders, 1 << 20, 2)
+  # Close-on-exec: only the dup2'd copies on 0..2 reach the command, without a closerange.
+  try: msg, fds, _, _ = recv_fds(orders, 1 << 20, 2, socket.MSG_CMSG_CLOEXEC)
   except OSError: os._exit(0)
   if not msg or len(fds) != 2: os._exit(0)
-  o = json.loads(msg)
+  exe, argv, env, cwd = loads(msg)
   io, err = fds
   try:
     # Never run a command outside its quota.
     if outside is not None: raise OSError(outside.errno, "cannot join the sandbox's cpu cgroup: %s" % outside.strerror)
-    for t, fd in enumerate((io, io, err)): os.dup2(fd, t)
-    os.closerange(3, 1 << 20)
-    for sig in SPAWN_SIGDEF: signal.signal(sig, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_SETMASK, ())
-    os.chdir(o['cwd'])
-    os.execve(o['exe'], o['argv'], o['env'])
+    dup2(io, 0)
+    dup2(io, 1)
+    dup2(err, 2)
+    chdir(cwd)
+    execve(exe, argv, env)
   except OSError as e:
-    try: os.write(2, ('paddock: cannot run %s: %s\n' % (o['argv'][0], e)).encode())
+    try: os.write(2, ('paddock: cannot run %s: %s\n' % (argv[0], e)).encode())
     except OSError: pass
   os._exit(127)
 
@@ -100,27 +108,33 @@ class ExecDaemon:
     if len(fds) != 3:
       for fd in fds: os.close(fd)
       return
-    ctl, io, err = [socket.socket(fileno=fd) for fd in fds]
+    # Only the control socket needs an object: stdio goes on as bare descriptors.
+    ctl, io, err = socket.socket(fileno=fds[0]), fds[1], fds[2]
     argv, env = req['argv'], req['env']
     try:
       os.chdir(req['cwd'] or self.cwd)
       exe = resolve_command(argv[0], env.get('PATH', os.defpath))
       if self.cpu_procs is None:
         pid = os.posix_spawn(exe, argv, env, setsid=True, setsigdef=SPAWN_SIGDEF, setsigmask=(),
-                             file_actions=[(os.POSIX_SPAWN_DUP2, io.fileno(), 0), (os.POSIX_SPAWN_DUP2, io.fileno(), 1),
-                                           (os.POSIX_SPAWN_DUP2, err.fileno(), 2)])
+                             file_actions=[(os.POSIX_SPAWN_DUP2, io, 0), (os.POSIX_SPAWN_DUP2, io, 1),
+                                           (os.POSIX_SPAWN_DUP2, err, 2)])
         pidfd = os.pidfd_open(pid)
       else:
-        pid, pidfd = self.run_in_spare({'exe': exe, 'argv': argv, 'env': env, 'cwd': os.getcwd()}, [io.fileno(), err.fileno()])
+        # An absolute cwd is passed as is: getcwd would only cost the daemon a syscall per exec.
+        cwd = req['cwd'] or self.cwd
+        if not cwd.startswith('/'): cwd = os.getcwd()
+        pid, pidfd = self.run_in_spare((exe, argv, env, cwd), [io, err])
     except OSError as e:
-      try: err.sendall(('paddock: cannot run %s: %s\n' % (argv[0], e)).encode())
+      try: os.write(err, ('paddock: cannot run %s: %s\n' % (argv[0], e)).encode())
       except OSError: pass
       try: send_line(ctl, {'exit': 127, 'signal': None, 'error': str(e)})
       except OSError: pass
-      for s in (ctl, io, err): s.close()
+      ctl.close()
+      os.close(io)
+      os.close(err)
       return
-    io.close()
-    err.close()
+    os.close(io)
+    os.close(err)
     job = self.by_pidfd.get(pidfd) or {'pid': pid, 'pidfd': pidfd}
     job.update(ctl=ctl, buf=b'')
     try: send_line(ctl, {'started': True, 'pid': pid})
@@ -153,7 +167,8 @@ class ExecDaemon:
     return {'pid': pid, 'pidfd': pidfd, 'orders': orders}
 
   def run_in_spare(self, order, fds):
-    msg = json.dumps(order).encode()
+    # marshal, not JSON: cheaper to encode here and to decode in the spare, on the sandbox's quota.
+    msg = marshal.dumps(order)
     for _ in range(2):
       if self.spare is None: self.spare = self.fork_spare()
       spare, self.spare = self.spare, None
