@@ -50,10 +50,6 @@ describe('gateway: group commit of concurrent sandbox writes', () => {
   it('lands concurrent calls as one statement, each with its own result', async () => {
     const statements: number[] = [];
     const batcher = new GroupCommit<number, number>({
-      one: async (n) => {
-        statements.push(1);
-        return n * 2;
-      },
       many: async (ns) => {
         statements.push(ns.length);
         return ns.map((n) => n * 2);
@@ -72,10 +68,6 @@ describe('gateway: group commit of concurrent sandbox writes', () => {
   it('never puts two calls with the same key in one statement, and keeps their order', async () => {
     const statements: string[][] = [];
     const batcher = new GroupCommit<string, string>({
-      one: async (s) => {
-        statements.push([s]);
-        return s;
-      },
       many: async (ss) => {
         statements.push(ss);
         return ss;

@@ -6,12 +6,10 @@
  * it returns, never on a timer.
  *
  * Each call still gets its own result or its own error: when the batched statement fails as a
- * whole (one bad row fails the statement), every call of the batch is retried alone with the
- * single-row statement, so the others land and the bad one reports what it alone did wrong.
+ * whole (one bad row fails the statement), every call of the batch is retried alone (a statement
+ * of one row), so the others land and the bad one reports what it alone did wrong.
  */
 export interface GroupCommitOps<I, O> {
-  /** One call alone: the single-row statement. */
-  one(item: I): Promise<O>;
   /** Several calls as one statement (one transaction); results in the order of `items`. */
   many(items: I[]): Promise<O[]>;
   /** Calls with the same key never share a statement (one row updated twice in one UPDATE applies once). */
@@ -76,8 +74,7 @@ export class GroupCommit<I, O> {
     const batch = this.take();
     try {
       if (batch.length === 1) {
-        const [p] = batch as [Pending<I, O>];
-        await this.ops.one(p.item).then(p.resolve, p.reject);
+        await this.alone(batch[0] as Pending<I, O>);
       } else {
         let results: O[] | undefined;
         try {
@@ -85,7 +82,7 @@ export class GroupCommit<I, O> {
         } catch {
           // Some row failed the statement, and with it the others: each alone says which. This also
           // covers a deadlock Postgres broke between two batches locking shared rows in another order.
-          await Promise.all(batch.map((p) => this.ops.one(p.item).then(p.resolve, p.reject)));
+          await Promise.all(batch.map((p) => this.alone(p)));
         }
         if (results) batch.forEach((p, i) => p.resolve(results[i] as O));
       }
@@ -94,5 +91,10 @@ export class GroupCommit<I, O> {
       // Whatever queued meanwhile goes now, as one statement.
       if (this.queue.length) void this.flush();
     }
+  }
+
+  /** One call as a statement of its own row. */
+  private alone(p: Pending<I, O>): Promise<void> {
+    return this.ops.many([p.item]).then((r) => p.resolve(r[0] as O), p.reject);
   }
 }

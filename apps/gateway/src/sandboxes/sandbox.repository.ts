@@ -97,19 +97,16 @@ export class SandboxRepository {
   ) {}
 
   private readonly inserts = new GroupCommit<NewSandboxRow, SandboxRow | undefined>({
-    one: async (n) => (await this.insertRows([n]))[0],
     many: (ns) => this.insertRows(ns),
     key: (n) => n.id,
   });
 
   private readonly accepts = new GroupCommit<Acceptance, SandboxRow | undefined>({
-    one: async (a) => (await this.acceptRows([a]))[0],
     many: (as) => this.acceptRows(as),
     key: (a) => a.id,
   });
 
   private readonly observations = new GroupCommit<Observed, boolean>({
-    one: async (o) => (await this.observeRows([o]))[0] ?? false,
     many: (os) => this.observeRows(os),
     key: (o) => o.id,
   });
