@@ -30,5 +30,5 @@ const rows = collect(results);
 writeFileSync(join(root, 'bench-results.json'), `${JSON.stringify(rows, null, 2)}\n`);
 const missed = rows.filter((x) => x.met === false);
 console.log(`\nbench-results.json: ${rows.length} figures, ${rows.filter((x) => x.met === true).length} targets met, ${missed.length} missed${missed.length ? ` (${missed.map((x) => x.id).join(', ')})` : ''}`);
-console.log('README table: node scripts/bench-results.mjs --table');
+console.log('README table: node scripts/bench-results.mjs --readme (or --table to print it)');
 process.exit(r.status ?? 1);
