@@ -7,15 +7,17 @@
  *   the authenticated server the runner uses (what authentication and permissions cost).
  *
  * Run: `pnpm bench` (or `node --conditions=@paddock/source --import tsx bench/runner.ts`).
- * PADDOCK_BENCH_CREATES (default 200), PADDOCK_BENCH_BURST (50), PADDOCK_BENCH_EXECS (200).
+ * PADDOCK_BENCH_CREATES (default 200), PADDOCK_BENCH_BURST (50), PADDOCK_BENCH_EXECS (200),
+ * PADDOCK_BENCH_EXEC_GROUP (8) and PADDOCK_BENCH_EXEC_IDLE_MS (500): the 100m rows' exec pattern.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { SandboxStateEventSchema, subjects, type SandboxState } from '@paddock/contracts';
 import { latencyStats, report, row, startNats, timeSequential, type BenchRow, type LatencyStats } from '@paddock/testing';
 import { LocalBackend } from '../src/backend/local';
+import { runnerTreeName } from '../src/backend/local/cgroups';
 import { startRunner } from '../src/runner';
 import { RunnerTestClient } from '../test/support/runner-client';
 
@@ -64,6 +66,69 @@ async function natsAuthCost(authed: Awaited<ReturnType<typeof startNats>>): Prom
   await Promise.all([o1, o2, responder, requester].map((c) => c.close()));
   await openServer.stop();
   return { open: latencyStats(open), auth: latencyStats(auth) };
+}
+
+const GROUP = Number(process.env.PADDOCK_BENCH_EXEC_GROUP ?? 8);
+const GROUP_IDLE_MS = Number(process.env.PADDOCK_BENCH_EXEC_IDLE_MS ?? 500);
+
+interface CpuCgroup {
+  /** cpu.stat of the sandbox's cpu cgroup (throttling counters). */
+  stat: string;
+  /** Its CPU use in ns (cpuacct.usage: also counts the exec daemon, which sits outside the cpu cgroup). */
+  usage: string;
+}
+
+function sandboxCgroups(runnerId: string, stateDir: string, id: string): CpuCgroup {
+  const tree = runnerTreeName(runnerId, stateDir);
+  return { stat: join('/sys/fs/cgroup/cpu/paddock', tree, id, 'cpu.stat'), usage: join('/sys/fs/cgroup/cpuacct/paddock', tree, id, 'cpuacct.usage') };
+}
+
+/** CPU share (cpuacct) and throttling of a sandbox across `fn`, as a row note. */
+async function withCounters<T>(cg: CpuCgroup, fn: () => Promise<T>): Promise<{ value: T; note: string }> {
+  const counters = (): Record<string, number> =>
+    Object.fromEntries(readFileSync(cg.stat, 'utf8').trim().split('\n').map((l) => [l.split(' ')[0] ?? '', Number(l.split(' ')[1])]));
+  const c0 = counters();
+  const u0 = Number(readFileSync(cg.usage, 'utf8'));
+  const t0 = process.hrtime.bigint();
+  const value = await fn();
+  const wallNs = Number(process.hrtime.bigint() - t0);
+  const c1 = counters();
+  const d = (k: string): number => (c1[k] ?? 0) - (c0[k] ?? 0);
+  const share = (Number(readFileSync(cg.usage, 'utf8')) - u0) / wallNs;
+  const note = `${(share * 100).toFixed(1)} % of a CPU on average; throttled in ${d('nr_throttled')}/${d('nr_periods')} periods (${(d('throttled_time') / 1e6).toFixed(0)} ms), bursts ${d('nr_bursts')}; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`;
+  return { value, note };
+}
+
+/**
+ * Exec latency in a 100m sandbox beside a 1-CPU one: groups of execs separated by idle time,
+ * the two sandboxes taking turns (what an agent running a few commands between thoughts does),
+ * then the same execs back to back in the 100m sandbox alone.
+ */
+async function smallSandboxExecs(
+  exec: (id: string) => Promise<unknown>,
+  big: string,
+  small: string,
+  cg: CpuCgroup,
+): Promise<{ paced: LatencyStats; pacedBig: LatencyStats; pacedNote: string; tight: LatencyStats; tightNote: string }> {
+  const group = async (id: string, out: number[]): Promise<void> => {
+    await new Promise((r) => setTimeout(r, GROUP_IDLE_MS));
+    for (let i = 0; i < GROUP; i++) {
+      const t0 = process.hrtime.bigint();
+      await exec(id);
+      out.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  };
+  await group(small, []);
+  const pacedSmall: number[] = [];
+  const pacedBig: number[] = [];
+  const paced = await withCounters(cg, async () => {
+    while (pacedSmall.length < EXECS) {
+      await group(big, pacedBig);
+      await group(small, pacedSmall);
+    }
+  });
+  const tight = await withCounters(cg, () => timeSequential(() => exec(small), EXECS, 10));
+  return { paced: latencyStats(pacedSmall), pacedBig: latencyStats(pacedBig), pacedNote: paced.note, tight: latencyStats(tight.value), tightNote: tight.note };
 }
 
 async function main(): Promise<void> {
@@ -160,8 +225,11 @@ async function main(): Promise<void> {
   const direct = latencyStats(await timeSequential(() => backend.exec(target, { argv: ['true'] }), EXECS, 10));
   await createToRunning();
   const small = `b${n}`;
-  const execSmall = latencyStats(
-    await timeSequential(() => client.call('exec', { sandboxId: small, organizationId: ORG, argv: ['true'] }), EXECS, 10),
+  const small100m = await smallSandboxExecs(
+    (id) => client.call('exec', { sandboxId: id, organizationId: ORG, argv: ['true'] }),
+    target,
+    small,
+    sandboxCgroups(runnerId, stateDir, small),
   );
   await stopAll();
 
@@ -198,14 +266,23 @@ async function main(): Promise<void> {
     row(`exec true round trip over NATS p99 (${EXECS}), 1-CPU sandbox`, 'ms', [exec.p99], {
       floor: { name: 'direct backend exec p99 + NATS rr p99', median: direct.p99 + natsRr.p99 },
     }),
-    // The platform's part of an exec runs outside the sandbox's quota; only the command is held to it.
-    row(`exec true round trip over NATS p50 (${EXECS}), 100m sandbox (its own quota)`, 'ms', [execSmall.p50], {
-      floor: { name: 'same exec, 1-CPU sandbox p50', median: exec.p50 },
+    // The platform's part of an exec runs outside the sandbox's quota; only the command is held to
+    // it. Execs come in groups after idle time, so the 100m sandbox stays under its quota on
+    // average (the note says how far); both sandboxes take turns in the same minutes.
+    row(`exec true over NATS p50, 100m sandbox, groups of ${GROUP} after ${GROUP_IDLE_MS} ms idle`, 'ms', [small100m.paced.p50], {
+      floor: { name: 'same pattern, 1-CPU sandbox p50 (alternating)', median: small100m.pacedBig.p50 },
+      target: '≤ 2×',
+      note: small100m.pacedNote,
+    }),
+    row(`exec true over NATS p99, 100m sandbox, groups of ${GROUP} after ${GROUP_IDLE_MS} ms idle`, 'ms', [small100m.paced.p99], {
+      floor: { name: 'same pattern, 1-CPU sandbox p99 (alternating)', median: small100m.pacedBig.p99 },
       target: '≤ 2×',
     }),
-    row(`exec true round trip over NATS p99 (${EXECS}), 100m sandbox (its own quota)`, 'ms', [execSmall.p99], {
+    // Back to back, a 100m sandbox asks for more than its 10 ms per 100 ms period: it is held to
+    // its quota by design, and no setting should hide that.
+    row(`exec true over NATS p99 (${EXECS}), 100m sandbox, back to back (over its quota)`, 'ms', [small100m.tight.p99], {
       floor: { name: 'same exec, 1-CPU sandbox p99', median: exec.p99 },
-      target: '≤ 2×',
+      note: small100m.tightNote,
     }),
   ];
   report('runner-service', rows);

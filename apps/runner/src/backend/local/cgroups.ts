@@ -14,6 +14,28 @@ export type CgroupMode = 'v1' | 'v2';
 /** One CPU per 100 ms period while a sandbox launches (see `CgroupTree.create`). */
 const LAUNCH_QUOTA_US = 100_000;
 
+/**
+ * The CFS period of every sandbox (Kubernetes' too). A shorter one would shorten the longest stall
+ * of a sandbox that ran out of quota (period − quota: 90 ms at 100m) but not remove it, and costs a
+ * bandwidth timer per period per sandbox; with 2 CPUs each taking 5 ms slices of the group's
+ * quota (`sched_cfs_bandwidth_slice_us`), a 100m sandbox on a 10 ms period would get one slice.
+ */
+const CFS_PERIOD_US = 100_000;
+
+/**
+ * The CFS burst of a sandbox: its steady quota, the most the kernel accepts (burst ≤ quota).
+ * Every exec is the sandbox's own work (the command runs in its cpu cgroup), and a few in a row
+ * cost more than 100m's 10 ms in one period: without a burst the next exec waited up to 90 ms for
+ * the next period although the sandbox had been idle for seconds (bench: a 100m exec's p99 three
+ * to ten times a 1-CPU sandbox's). With it a sandbox that left quota unused may spend up to one
+ * more period's quota at once; the burst only refills from quota left unused, so over any second
+ * the sandbox still gets its limit plus at most one burst (a busy loop at 100m: ≤ 11 % of a CPU,
+ * `test/local/cpu-burst.spec.ts`). Kubernetes has no field for it: the k8s backend cannot set it.
+ */
+export function cfsBurstUs(steadyQuotaUs: number): number {
+  return steadyQuotaUs;
+}
+
 /** The quota file and the value the supervisor writes once the workload runs. */
 export interface CpuSteadyQuota {
   file: string;
@@ -168,16 +190,20 @@ export class RunnerCgroups {
       writeFileSync(join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
       // No swap: memsw (memory+swap) equal to the memory limit, where the kernel accounts swap.
       writeIfExists(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
-      writeFileSync(join(cpu, 'cpu.cfs_period_us'), '100000');
+      writeFileSync(join(cpu, 'cpu.cfs_period_us'), String(CFS_PERIOD_US));
       writeFileSync(join(cpu, 'cpu.cfs_quota_us'), String(quotaUs));
+      // After the quota (a fresh cgroup's burst is 0, and burst ≤ quota holds both for the launch
+      // boost and for the steady quota the supervisor writes later); absent before kernel 5.14.
+      writeIfExists(join(cpu, 'cpu.cfs_burst_us'), String(cfsBurstUs(steadyUs)));
       return { file: join(cpu, 'cpu.cfs_quota_us'), value: String(steadyUs) };
     } else {
       const [dir] = this.boxDirs(sandboxId) as [string];
       writeFileSync(join(dir, 'pids.max'), String(limits.pidsMax));
       writeFileSync(join(dir, 'memory.max'), String(limits.memoryBytes));
       writeIfExists(join(dir, 'memory.swap.max'), '0');
-      writeFileSync(join(dir, 'cpu.max'), `${quotaUs} 100000`);
-      return { file: join(dir, 'cpu.max'), value: `${steadyUs} 100000` };
+      writeFileSync(join(dir, 'cpu.max'), `${quotaUs} ${CFS_PERIOD_US}`);
+      writeIfExists(join(dir, 'cpu.max.burst'), String(cfsBurstUs(steadyUs)));
+      return { file: join(dir, 'cpu.max'), value: `${steadyUs} ${CFS_PERIOD_US}` };
     }
   }
 
