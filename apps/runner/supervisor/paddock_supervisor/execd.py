@@ -31,6 +31,9 @@ def execd_main(p, sock, cpu_procs=None):
     resource.setrlimit(resource.RLIMIT_NOFILE, (p['nofile'], p['nofile']))
     install_seccomp(seccomp_program())
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # The supervisor's heap, shared with it copy-on-write: a full collection here would walk it and
+    # copy every page it touched, for objects this daemon never frees.
+    gc.freeze()
     ExecDaemon(sock, p['execCwd'], cpu_procs).run()
   finally:
     os._exit(0)
@@ -165,7 +168,8 @@ class ExecDaemon:
       for fd in fds: os.close(fd)
       return
     # Only the control socket needs an object: stdio goes on as bare descriptors.
-    ctl, io, err = socket.socket(fileno=fds[0]), fds[1], fds[2]
+    # Family and type given: without them the socket module asks the kernel (three syscalls).
+    ctl, io, err = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fds[0]), fds[1], fds[2]
     argv, env = req['argv'], req['env']
     try:
       os.chdir(req['cwd'] or self.cwd)
