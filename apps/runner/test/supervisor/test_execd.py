@@ -2,6 +2,7 @@ import json, os, signal, socket, tempfile, time, unittest
 
 from support import SUPERVISOR_DIR
 from paddock_supervisor import execd
+from paddock_supervisor.sysutil import close_fds_except
 
 ENV = {'PATH': '/usr/bin:/bin'}
 
@@ -41,6 +42,8 @@ class Daemon:
     if self.pid == 0:
       try:
         self.sock.close()
+        # As execd_main leaves it: stdio, its request socket and the cpu cgroup's descriptor.
+        close_fds_except(theirs.fileno(), cpu_fd)
         execd.ExecDaemon(theirs, self.dir.name, cpu_fd).run()
       finally:
         os._exit(0)
@@ -152,6 +155,44 @@ class Spawner(unittest.TestCase):
     second = self.d.spawners()
     self.assertEqual(len(second), 1)
     self.assertNotEqual(second, first)
+
+
+  def test_a_caller_gone_before_its_failure_is_written_does_not_kill_the_spawner(self):
+    self.assertEqual(self.d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
+    first = self.d.spawners()
+    self.assertEqual(len(first), 1)
+    path = os.path.join(self.d.dir.name, 'not-executable')
+    with open(path, 'w') as f: f.write('#!/bin/sh\n')
+    e = self.d.exec([path])
+    # Its stderr is gone: the spawner's message to it meets EPIPE (a SIGPIPE, were it not ignored).
+    e.err.close()
+    self.assertEqual(e.reply()['exit'], 127)
+    self.assertEqual(self.d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
+    self.assertEqual(self.d.spawners(), first)
+
+
+class WarmUp(unittest.TestCase):
+  def test_an_idle_daemon_runs_its_exec_path_once_and_leaves_nothing_behind(self):
+    d = Daemon()
+    self.addCleanup(d.close)
+    spawner = None
+    # The warm-up's order moves the spawner to the daemon's working directory (the test's is another).
+    deadline = time.time() + 5
+    while time.time() < deadline:
+      found = d.spawners()
+      if found and os.readlink('/proc/%d/cwd' % found[0]) == d.dir.name:
+        spawner = found[0]
+        break
+      time.sleep(0.02)
+    self.assertIsNotNone(spawner)
+    time.sleep(0.1)
+    # Nothing ran, nothing is left open: no child of the spawner, and the daemon holds only its
+    # request socket, the cpu cgroup's descriptor (it forks the next spawner with it), the
+    # spawner's pidfd and the order socket (0..2 are the test's own).
+    self.assertEqual(children(spawner), [])
+    self.assertEqual(len(os.listdir('/proc/%d/fd' % d.pid)), 3 + 4)
+    self.assertEqual(d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
+    self.assertEqual(d.spawners(), [spawner])
 
 
 class SpawnerOutsideItsCgroup(unittest.TestCase):
