@@ -21,7 +21,7 @@
 # Log framing: each record is a 16-byte header `<u32 length, u8 stream (0 out, 1 err), 3 pad,
 # f64 unix seconds>` followed by `length` bytes. Offsets exposed to clients count payload bytes only.
 
-import os, sys, json, socket, select, signal, struct, time, errno, ctypes, base64, resource, fcntl, termios, tarfile
+import os, sys, gc, json, socket, select, signal, struct, time, errno, ctypes, base64, resource, fcntl, termios, tarfile
 
 from paddock_supervisor import plan as plan_schema
 from paddock_supervisor.execd import execd_main
@@ -286,13 +286,13 @@ class Supervisor:
     while True:
       try: conn, _ = self.lsock.accept()
       except (BlockingIOError, InterruptedError): return
-      conn.setblocking(False)
+      # Left blocking (its handler needs it so); the header is peeked at with MSG_DONTWAIT.
       self.pending[conn.fileno()] = conn
       poller.register(conn.fileno(), select.POLLIN)
 
   def read_header(self, poller, fd):
     conn = self.pending[fd]
-    try: peek = conn.recv(65536, socket.MSG_PEEK)
+    try: peek = conn.recv(65536, socket.MSG_PEEK | socket.MSG_DONTWAIT)
     except BlockingIOError: return
     except OSError: peek = b''
     nl = peek.find(b'\n')
@@ -302,7 +302,6 @@ class Supervisor:
       return
     conn.recv(nl + 1)
     poller.unregister(fd); del self.pending[fd]
-    conn.setblocking(True)
     try: req = json.loads(peek[:nl])
     except ValueError:
       conn.close(); return
@@ -1055,6 +1054,9 @@ def zygote():
   # Read once: every supervisor this zygote forks checks its plan against the schema of the
   # runner that started it (a later runner rewrites the file for its own zygote).
   _schema = plan_schema.load_schema()
+  # Everything loaded so far lives as long as this process and every supervisor it forks: frozen,
+  # a full collection in a supervisor skips it instead of writing to (and so copying) its pages.
+  gc.freeze()
   parent = os.getppid()
   buf = b''
   while True:

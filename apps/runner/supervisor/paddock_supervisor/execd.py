@@ -1,11 +1,19 @@
-"""The exec daemon: started inside a sandbox on its first exec, it posix_spawns commands with the request's sockets as stdio."""
-import errno, gc, json, marshal, os, resource, select, signal, socket
+"""The exec daemon: started inside a sandbox on its first exec, it posix_spawns commands with the request's sockets as stdio
+(on cgroup v1 through its spawner, which sits in the sandbox's cpu cgroup)."""
+import array, collections, errno, gc, json, marshal, os, resource, select, signal, socket
 
 from paddock_supervisor.fileops import file_ops
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
 from paddock_supervisor.sysutil import close_fds_except, drop_privileges, libc, PR_SET_DUMPABLE, PR_SET_NAME, send_line
 
 # ---- exec daemon (runs inside the sandbox, see Supervisor.start_exec) ----
+# A daemon idle this long after it started warms its exec path up (ExecDaemon.warm_up).
+WARM_AFTER_IDLE_MS = 20
+# Under /proc/self/fd: a directory in every sandbox (procfs), so never a command that runs.
+WARM_UP_EXE = '/proc/self/fd/paddock-warm-up'
+# How long an exec waits for room in a busy spawner's order queue.
+ORDER_WAIT_MS = 5000
+FD_BYTES = array.array('i').itemsize
 SPAWN_SIGDEF = (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGHUP, signal.SIGQUIT)
 
 def execd_main(p, sock, cpu_procs=None):
@@ -13,7 +21,7 @@ def execd_main(p, sock, cpu_procs=None):
   # supervisor, as root, before entering the sandbox). The daemon then stays out of that cgroup:
   # its own work (reading a request, starting the command, reporting the exit) is the platform's,
   # and under a 100m quota it used to wait for the next 100 ms period behind the commands. Only
-  # the commands join it, through spares that move themselves there before any command is known.
+  # the commands are born in it, spawned by a process of the daemon's that moved itself there once.
   try:
     close_fds_except(sock.fileno(), cpu_procs)
     null = os.open('/dev/null', os.O_RDWR)
@@ -27,48 +35,103 @@ def execd_main(p, sock, cpu_procs=None):
     resource.setrlimit(resource.RLIMIT_NOFILE, (p['nofile'], p['nofile']))
     install_seccomp(seccomp_program())
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # The supervisor's heap, shared with it copy-on-write: a full collection here would walk it and
+    # copy every page it touched, for objects this daemon never frees.
+    gc.freeze()
     ExecDaemon(sock, p['execCwd'], cpu_procs).run()
   finally:
     os._exit(0)
 
-def spare_main(orders, cpu_procs):
-  # Forked from the exec daemon (same uid, namespaces, seccomp filter, not dumpable): prepares all
-  # that does not depend on its command, joins the sandbox's cpu cgroup, then waits for that one
-  # command. From the join on every cycle is charged to the sandbox's quota, and in a forked
-  # Python each object touched costs a copied page too, so after it this only decodes the order
-  # (marshal: a few objects, no parser), puts its sockets on stdio, changes directory and execs.
+def spawner_main(orders, cpu_procs):
+  # Forked once from the exec daemon (same uid, namespaces, seccomp filter, not dumpable), it moves
+  # itself into the sandbox's cpu cgroup, then posix_spawns each command the daemon orders: a
+  # vfork and an execve, born in that cgroup. A forked spare per command cost a copy of the
+  # daemon's page tables, a copied page for each one either side touched next, and the teardown of
+  # the whole Python image at its execve: about three times this, most of it on the sandbox's
+  # quota. What it does after the join is billed to the sandbox (as the spare's was): decode the
+  # order (marshal: a few objects, no parser), spawn, tell the daemon the pid, and later the status.
   close_fds_except(orders.fileno(), cpu_procs)
   # Its own name: the daemon is the one process of the sandbox called paddock-execd.
-  libc.prctl(PR_SET_NAME, b'paddock-spare', 0, 0, 0)
+  libc.prctl(PR_SET_NAME, b'paddock-spawner', 0, 0, 0)
   os.setsid()
-  # The command's signal state, set now: an idle spare killed by one of these is reaped as one.
-  for sig in SPAWN_SIGDEF: signal.signal(sig, signal.SIG_DFL)
-  signal.pthread_sigmask(signal.SIG_SETMASK, ())
-  # A collection would walk (and copy) the daemon's whole heap on the sandbox's quota.
-  gc.disable()
-  recv_fds, loads, dup2, chdir, execve = socket.recv_fds, marshal.loads, os.dup2, os.chdir, os.execve
+  # Killed by any of these rather than ignoring it (the daemon reaps it and starts another), but
+  # for SIGPIPE: a caller that went away must not take the statuses of every other command with
+  # it. The commands get all of them at their default (setsigdef).
+  for sig in SPAWN_SIGDEF: signal.signal(sig, signal.SIG_IGN if sig == signal.SIGPIPE else signal.SIG_DFL)
+  # Long-lived now: a collection of the daemon's inherited heap would only copy its pages here.
+  gc.freeze()
   try: os.write(cpu_procs, b'0')
   except OSError as e: outside = e
   else: outside = None
   os.close(cpu_procs)
-  # Close-on-exec: only the dup2'd copies on 0..2 reach the command, without a closerange.
-  try: msg, fds, _, _ = recv_fds(orders, 1 << 20, 2, socket.MSG_CMSG_CLOEXEC)
-  except OSError: os._exit(0)
-  if not msg or len(fds) != 2: os._exit(0)
-  exe, argv, env, cwd = loads(msg)
-  io, err = fds
-  try:
-    # Never run a command outside its quota.
-    if outside is not None: raise OSError(outside.errno, "cannot join the sandbox's cpu cgroup: %s" % outside.strerror)
-    dup2(io, 0)
-    dup2(io, 1)
-    dup2(err, 2)
-    chdir(cwd)
-    execve(exe, argv, env)
-  except OSError as e:
-    try: os.write(2, ('paddock: cannot run %s: %s\n' % (argv[0], e)).encode())
-    except OSError: pass
-  os._exit(127)
+  Spawner(orders, outside).run()
+
+class Spawner:
+  def __init__(self, orders, outside):
+    self.orders = orders
+    self.outside = outside
+    self.poller = select.poll()
+    self.poller.register(orders.fileno(), select.POLLIN)
+    self.children = {}
+
+  def run(self):
+    loads, orders = marshal.loads, self.orders.fileno()
+    while True:
+      for fd, _ in self.poller.poll():
+        if fd != orders:
+          self.reap(fd)
+          continue
+        # Close-on-exec: only the copies posix_spawn puts on 0..2 reach the command.
+        try: msg, fds = recv_fds(self.orders, 1 << 20, 2)
+        except OSError: return
+        # The daemon is gone: its commands run on (their sandbox's init reaps them).
+        if not msg: return
+        if len(fds) != 2:
+          for f in fds: os.close(f)
+          self.orders.send(marshal.dumps(('e', 'an order without its stdio')))
+          continue
+        self.spawn(loads(msg), fds)
+
+  def spawn(self, order, fds):
+    exe, argv, env, cwd = order
+    io, err = fds
+    try:
+      # Never run a command outside its quota.
+      if self.outside is not None: raise OSError(self.outside.errno, "cannot join the sandbox's cpu cgroup: %s" % self.outside.strerror)
+      os.chdir(cwd)
+      pid = os.posix_spawn(exe, argv, env, setsid=True, setsigdef=SPAWN_SIGDEF, setsigmask=(),
+                           file_actions=[(os.POSIX_SPAWN_DUP2, io, 0), (os.POSIX_SPAWN_DUP2, io, 1),
+                                         (os.POSIX_SPAWN_DUP2, err, 2)])
+      pidfd = os.pidfd_open(pid)
+    except OSError as e:
+      try: os.write(err, ('paddock: cannot run %s: %s\n' % (argv[0], e)).encode())
+      except OSError: pass
+      reply = ('e', str(e))
+    else:
+      self.children[pidfd] = pid
+      self.poller.register(pidfd, select.POLLIN)
+      reply = ('s', pid)
+    finally:
+      os.close(io)
+      os.close(err)
+    self.orders.send(marshal.dumps(reply))
+
+  def reap(self, pidfd):
+    pid = self.children.pop(pidfd)
+    self.poller.unregister(pidfd)
+    _, status = os.waitpid(pid, 0)
+    os.close(pidfd)
+    self.orders.send(marshal.dumps(('x', pid, status)))
+
+def recv_fds(sock, bufsize, maxfds):
+  # socket.recv_fds drops its flags argument (CPython 3.11): descriptors it receives are
+  # inheritable, and a command spawned after it got copies of its own stdio (and, on cgroup v2, of
+  # its control socket) as fds 3 and up. These arrive close-on-exec.
+  msg, anc, _, _ = sock.recvmsg(bufsize, socket.CMSG_LEN(maxfds * FD_BYTES), socket.MSG_CMSG_CLOEXEC)
+  fds = array.array('i')
+  for level, kind, data in anc:
+    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS: fds.frombytes(data[:len(data) - len(data) % FD_BYTES])
+  return msg, list(fds)
 
 def resolve_command(cmd, path):
   if '/' in cmd: return cmd
@@ -82,34 +145,43 @@ class ExecDaemon:
     self.sock = sock
     self.cwd = cwd
     self.cpu_procs = cpu_procs
-    self.spare = None
+    self.spawner = None
     self.poller = select.poll()
     self.poller.register(sock.fileno(), select.POLLIN)
     self.by_pidfd = {}
     self.by_ctl = {}
+    # Commands the spawner runs: ordered, not yet answered (its replies come in order), then by pid.
+    self.ordered = collections.deque()
+    self.by_pid = {}
 
   def run(self):
-    if self.cpu_procs is not None:
-      try: self.spare = self.fork_spare()
-      except OSError: self.spare = None
+    if self.cpu_procs is not None: self.start_spawner()
+    # Only a spawner to warm up, and only once.
+    self.cold = self.cpu_procs is not None
     while True:
-      for fd, ev in self.poller.poll():
+      ready = self.poller.poll(WARM_AFTER_IDLE_MS if self.cold else None)
+      if not ready and self.cold: self.warm_up()
+      for fd, ev in ready:
         if fd == self.sock.fileno():
-          try: msg, fds, _, _ = socket.recv_fds(self.sock, 1 << 20, 3, socket.MSG_CMSG_CLOEXEC)
+          try: msg, fds = recv_fds(self.sock, 1 << 20, 3)
           except OSError: return
           if not msg: return
           body = json.loads(msg)
           if body.get('op') == 'file': self.file(body['req'], fds)
           else: self.start(body, fds)
+        elif self.spawner is not None and fd == self.spawner['orders'].fileno(): self.from_spawner()
         elif fd in self.by_pidfd: self.reap(self.by_pidfd[fd])
         elif fd in self.by_ctl: self.control(self.by_ctl[fd])
 
   def start(self, req, fds):
+    # A command warms the path up as well as warm_up would.
+    self.cold = False
     if len(fds) != 3:
       for fd in fds: os.close(fd)
       return
     # Only the control socket needs an object: stdio goes on as bare descriptors.
-    ctl, io, err = socket.socket(fileno=fds[0]), fds[1], fds[2]
+    # Family and type given: without them the socket module asks the kernel (three syscalls).
+    ctl, io, err = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fds[0]), fds[1], fds[2]
     argv, env = req['argv'], req['env']
     try:
       os.chdir(req['cwd'] or self.cwd)
@@ -123,7 +195,7 @@ class ExecDaemon:
         # An absolute cwd is passed as is: getcwd would only cost the daemon a syscall per exec.
         cwd = req['cwd'] or self.cwd
         if not cwd.startswith('/'): cwd = os.getcwd()
-        pid, pidfd = self.run_in_spare((exe, argv, env, cwd), [io, err])
+        self.order((exe, argv, env, cwd), [io, err])
     except OSError as e:
       try: os.write(err, ('paddock: cannot run %s: %s\n' % (argv[0], e)).encode())
       except OSError: pass
@@ -135,52 +207,137 @@ class ExecDaemon:
       return
     os.close(io)
     os.close(err)
-    job = self.by_pidfd.get(pidfd) or {'pid': pid, 'pidfd': pidfd}
-    job.update(ctl=ctl, buf=b'')
-    try: send_line(ctl, {'started': True, 'pid': pid})
+    if self.cpu_procs is not None:
+      # Answered once the spawner says which pid it is (from_spawner).
+      self.ordered.append({'pid': None, 'ctl': ctl, 'buf': b''})
+      return
+    job = {'pid': pid, 'pidfd': pidfd, 'ctl': ctl, 'buf': b''}
+    self.by_pidfd[pidfd] = job
+    self.poller.register(pidfd, select.POLLIN)
+    self.started(job)
+
+  def warm_up(self):
+    # Idle since it started (a warm pool's sandbox, primed by a file request): the exec path is run
+    # once through, up to a spawn that fails, so that the first command does not pay for it. In a
+    # process forked from the supervisor, first use is what an exec costs most: each page the
+    # daemon and its spawner touch is copied then (about 300 faults, 1 ms of CPU on the first
+    # exec against 0.4 ms on later ones). Nothing runs: the path is not executable anywhere.
+    ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    io, err = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    fds = [os.dup(theirs.fileno()), os.dup(io.fileno()), os.dup(err.fileno())]
+    for sock in (ctl, theirs, io, err): sock.close()
+    self.start({'argv': [WARM_UP_EXE], 'env': {'PATH': os.defpath}, 'cwd': None}, fds)
+
+  def started(self, job):
+    ctl = job['ctl']
+    try: send_line(ctl, {'started': True, 'pid': job['pid']})
     except OSError: pass
-    if pidfd not in self.by_pidfd:
-      self.by_pidfd[pidfd] = job
-      self.poller.register(pidfd, select.POLLIN)
     self.by_ctl[ctl.fileno()] = job
     self.poller.register(ctl.fileno(), select.POLLIN)
-    # The next command's spare, now: its move into the cgroup (an RCU grace period on v1, about
-    # 10 ms) is paid before that command arrives rather than when it does.
-    try: self.spare = self.fork_spare()
-    except OSError: self.spare = None
 
-  # ---- spares: processes already in the sandbox's cpu cgroup, each waiting for one command ----
-  def fork_spare(self):
+  # ---- the spawner: one process in the sandbox's cpu cgroup that posix_spawns the commands ----
+  def start_spawner(self):
+    # Its move into the cgroup (an RCU grace period on v1, about 10 ms) is paid once, when the
+    # daemon starts or the workload has killed the one before, not by each command.
     orders, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
-    pid = os.fork()
+    try: pid = os.fork()
+    except OSError:
+      orders.close()
+      theirs.close()
+      return
     if pid == 0:
       try:
         orders.close()
-        spare_main(theirs, self.cpu_procs)
+        spawner_main(theirs, self.cpu_procs)
       finally:
         os._exit(127)
     theirs.close()
+    orders.setblocking(False)
     pidfd = os.pidfd_open(pid)
-    # Reaped like a command if it dies idle (the workload may kill it: same uid).
-    self.by_pidfd[pidfd] = {'pid': pid, 'pidfd': pidfd, 'ctl': None}
+    self.spawner = {'pid': pid, 'pidfd': pidfd, 'orders': orders}
+    self.by_pidfd[pidfd] = {'pid': pid, 'pidfd': pidfd, 'ctl': None, 'spawner': True}
     self.poller.register(pidfd, select.POLLIN)
-    return {'pid': pid, 'pidfd': pidfd, 'orders': orders}
+    self.poller.register(orders.fileno(), select.POLLIN)
 
-  def run_in_spare(self, order, fds):
-    # marshal, not JSON: cheaper to encode here and to decode in the spare, on the sandbox's quota.
-    msg = marshal.dumps(order)
-    for _ in range(2):
-      if self.spare is None: self.spare = self.fork_spare()
-      spare, self.spare = self.spare, None
-      try:
-        socket.send_fds(spare['orders'], [msg], fds)
-        return spare['pid'], spare['pidfd']
-      except OSError:
-        # Gone already: its pidfd reaps it; try a fresh one.
-        pass
-      finally:
-        spare['orders'].close()
-    raise OSError(errno.ECHILD, 'no process to run the command in')
+  def order(self, order, fds):
+    # marshal, not JSON: cheaper to encode here and to decode in the spawner, on the sandbox's quota.
+    if self.spawner is None: self.start_spawner()
+    if self.spawner is None: raise OSError(errno.ECHILD, 'no process to run the command in')
+    orders, msg = self.spawner['orders'], [marshal.dumps(order)]
+    try:
+      try: socket.send_fds(orders, msg, fds)
+      except BlockingIOError:
+        # A spawner behind on its orders (throttled by its quota): waited for, but never forever,
+        # as it may itself wait for this daemon to read its replies.
+        room = select.poll()
+        room.register(orders.fileno(), select.POLLOUT)
+        if not room.poll(ORDER_WAIT_MS): raise
+        socket.send_fds(orders, msg, fds)
+    except OSError as e:
+      # Gone already (its pidfd reaps it, and a fresh one is started), or stuck.
+      raise OSError(errno.ECHILD, 'no process to run the command in: %s' % e)
+
+  def from_spawner(self):
+    orders = self.spawner['orders']
+    while True:
+      try: msg = orders.recv(1 << 16)
+      except BlockingIOError: return
+      except OSError: msg = b''
+      # Its end closes only as it exits: its pidfd reaps it.
+      if not msg:
+        try: self.poller.unregister(orders.fileno())
+        except KeyError: pass
+        return
+      self.spawner_said(msg)
+
+  def spawner_said(self, msg):
+    # From inside the sandbox: anything but a well-formed reply ends this spawner.
+    try:
+      reply = marshal.loads(msg)
+      kind = reply[0]
+      if kind == 's' or kind == 'e':
+        job = self.ordered.popleft()
+        if kind == 'e':
+          try: send_line(job['ctl'], {'exit': 127, 'signal': None, 'error': str(reply[1])})
+          except OSError: pass
+          job['ctl'].close()
+          return
+        pid = int(reply[1])
+        job['pid'] = pid
+        self.by_pid[pid] = job
+        self.started(job)
+      elif kind == 'x':
+        self.report(self.by_pid.pop(int(reply[1])), int(reply[2]))
+      else: raise ValueError(kind)
+    except (ValueError, EOFError, TypeError, IndexError, KeyError):
+      try: os.kill(self.spawner['pid'], signal.SIGKILL)
+      except OSError: pass
+
+  def spawner_gone(self, status):
+    # What it said before it went is still to be read.
+    self.from_spawner()
+    orders = self.spawner['orders']
+    try: self.poller.unregister(orders.fileno())
+    except KeyError: pass
+    orders.close()
+    self.spawner = None
+    # Its commands' statuses went with it: each running one is killed and reported so, and an order
+    # it never answered fails, rather than leaving their callers waiting.
+    lost = 'the process that ran the command went away'
+    for job in self.ordered:
+      try: send_line(job['ctl'], {'exit': 127, 'signal': None, 'error': lost})
+      except OSError: pass
+      job['ctl'].close()
+    self.ordered.clear()
+    for pid, job in list(self.by_pid.items()):
+      try: os.killpg(pid, signal.SIGKILL)
+      except OSError: pass
+      self.report(job, signal.SIGKILL, lost)
+    self.by_pid.clear()
+    # Killed (the workload may: same uid): the next command's spawner now, so that its join is not
+    # that command's wait. One that ended by itself is started again only by the next order: a
+    # spawner that cannot start must not fork in a loop.
+    if os.WIFSIGNALED(status): self.start_spawner()
 
   def file(self, req, fds):
     # File requests run in a fork of the daemon: already confined, so a read or write costs a
@@ -228,13 +385,18 @@ class ExecDaemon:
     self.poller.unregister(job['pidfd'])
     del self.by_pidfd[job['pidfd']]
     os.close(job['pidfd'])
+    if job.get('spawner'): self.spawner_gone(status)
+    elif job['ctl'] is not None: self.report(job, status)
+
+  def report(self, job, status, error=None):
+    # status: a wait status, as waitpid gives it.
     ctl = job['ctl']
-    if ctl is None: return
     if ctl.fileno() in self.by_ctl:
       self.poller.unregister(ctl.fileno())
       del self.by_ctl[ctl.fileno()]
     if os.WIFSIGNALED(status): res = {'exit': None, 'signal': signal.Signals(os.WTERMSIG(status)).name}
     else: res = {'exit': os.WEXITSTATUS(status), 'signal': None}
+    if error: res['error'] = error
     try: send_line(ctl, res)
     except OSError: pass
     ctl.close()

@@ -78,6 +78,8 @@ interface SandboxRecord {
   backstop?: NodeJS.Timeout;
   /** Its image is being pulled: no supervisor exists yet. */
   pulling?: boolean;
+  /** The primary's exec environment from its plan (written once at launch), kept after the first read. */
+  primaryEnv?: Record<string, string>;
 }
 
 interface WireEvent {
@@ -588,8 +590,13 @@ export class LocalBackend implements SandboxBackend {
 
   /** The environment of an exec in `container` (absent = the primary); an unknown name is refused by field. */
   private planEnv(rec: SandboxRecord, container: string | undefined): Record<string, string> {
+    // Every exec needs it: read and parsed from the plan (files and all) once, not per command.
+    if (container === undefined && rec.primaryEnv) return rec.primaryEnv;
     const plan = this.readPlan(rec);
-    return plan ? execEnvFor(plan, container) : {};
+    if (!plan) return {};
+    const env = execEnvFor(plan, container);
+    if (container === undefined) rec.primaryEnv = env;
+    return env;
   }
 
   async connectPort(sandboxId: string, port: number): Promise<Duplex> {

@@ -1,0 +1,210 @@
+import json, os, signal, socket, tempfile, time, unittest
+
+from support import SUPERVISOR_DIR
+from paddock_supervisor import execd
+from paddock_supervisor.sysutil import close_fds_except
+
+ENV = {'PATH': '/usr/bin:/bin'}
+
+
+def children(pid):
+  with open('/proc/%d/task/%d/children' % (pid, pid)) as f: return [int(x) for x in f.read().split()]
+
+
+def comm(pid):
+  with open('/proc/%d/comm' % pid) as f: return f.read().strip()
+
+
+def gone(pid, timeout=5.0):
+  # Exited: no process, or a zombie (an empty command line) until its new parent reaps it.
+  end = time.time() + timeout
+  while time.time() < end:
+    try:
+      with open('/proc/%d/cmdline' % pid) as f:
+        if not f.read(): return True
+    except FileNotFoundError:
+      return True
+    time.sleep(0.01)
+  return False
+
+
+class Daemon:
+  """An ExecDaemon in a forked process, as on cgroup v1: `cpu` stands in for the sandbox's cpu
+  cgroup.procs (the spawner writes its join there). Not sandboxed: this tests its protocol."""
+
+  def __init__(self, cpu_mode='w'):
+    self.dir = tempfile.TemporaryDirectory()
+    self.cpu = os.path.join(self.dir.name, 'cgroup.procs')
+    open(self.cpu, 'w').close()
+    self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    cpu_fd = os.open(self.cpu, os.O_WRONLY if cpu_mode == 'w' else os.O_RDONLY)
+    self.pid = os.fork()
+    if self.pid == 0:
+      try:
+        self.sock.close()
+        # As execd_main leaves it: stdio, its request socket and the cpu cgroup's descriptor.
+        close_fds_except(theirs.fileno(), cpu_fd)
+        execd.ExecDaemon(theirs, self.dir.name, cpu_fd).run()
+      finally:
+        os._exit(0)
+    theirs.close()
+    os.close(cpu_fd)
+
+  def spawners(self):
+    return [c for c in children(self.pid) if comm(c) == 'paddock-spawner']
+
+  def exec(self, argv, cwd=None):
+    """Starts a command; returns its control socket and its stdio's near ends."""
+    ctl, io, err = (socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(3))
+    body = {'op': 'exec', 'argv': argv, 'env': ENV, 'cwd': cwd or self.dir.name}
+    socket.send_fds(self.sock, [json.dumps(body).encode()], [ctl[1].fileno(), io[1].fileno(), err[1].fileno()])
+    for s in (ctl[1], io[1], err[1]): s.close()
+    return Exec(ctl[0], io[0], err[0])
+
+  def close(self):
+    self.sock.close()
+    os.waitpid(self.pid, 0)
+    self.dir.cleanup()
+
+
+class Exec:
+  def __init__(self, ctl, io, err):
+    self.ctl, self.io, self.err = ctl, io, err
+    self.ctl.settimeout(10)
+    self.buf = b''
+
+  def reply(self):
+    while b'\n' not in self.buf:
+      chunk = self.ctl.recv(4096)
+      if not chunk: raise EOFError('ctl closed')
+      self.buf += chunk
+    line, self.buf = self.buf.split(b'\n', 1)
+    return json.loads(line)
+
+  def drain(self, s):
+    s.settimeout(10)
+    out = b''
+    while True:
+      chunk = s.recv(65536)
+      if not chunk: return out
+      out += chunk
+
+  def result(self):
+    self.io.shutdown(socket.SHUT_WR)
+    out, err = self.drain(self.io), self.drain(self.err)
+    first = self.reply()
+    last = first if 'exit' in first else self.reply()
+    return first, last, out, err
+
+
+class Spawner(unittest.TestCase):
+  def test_the_daemon_under_test_is_the_checkout_s(self):
+    self.assertEqual(os.path.commonpath([execd.__file__, os.path.normpath(SUPERVISOR_DIR)]), os.path.normpath(SUPERVISOR_DIR))
+
+  def setUp(self):
+    self.d = Daemon()
+    self.addCleanup(self.d.close)
+
+  def test_commands_run_as_children_of_one_spawner_that_joined_the_cpu_cgroup_once(self):
+    results = [self.d.exec(['sh', '-c', 'echo $PPID; pwd; echo oops >&2; exit 3'], cwd='/').result() for _ in range(3)]
+    spawners = self.d.spawners()
+    self.assertEqual(len(spawners), 1)
+    for first, last, out, err in results:
+      self.assertEqual(first['started'], True)
+      self.assertEqual(last, {'exit': 3, 'signal': None})
+      self.assertEqual(out.decode().split('\n'), [str(spawners[0]), '/', ''])
+      self.assertEqual(err, b'oops\n')
+    # One join for every command: the move into a v1 cgroup (an RCU grace period) is not per exec.
+    with open(self.d.cpu) as f: self.assertEqual(f.read(), '0')
+
+  def test_stdin_reaches_the_command_and_only_stdio_is_open_in_it(self):
+    e = self.d.exec(['sh', '-c', 'cat; ls /proc/self/fd'])
+    e.io.sendall(b'hello\n')
+    _, last, out, _ = e.result()
+    self.assertEqual(last['exit'], 0)
+    lines = out.decode().split('\n')
+    self.assertEqual(lines[0], 'hello')
+    # 0, 1, 2 and the fd ls itself opens: nothing of the daemon's or the spawner's.
+    self.assertEqual(len([x for x in lines[1:] if x]), 4)
+
+  def test_a_command_that_cannot_be_executed_is_127_with_the_reason_on_stderr(self):
+    path = os.path.join(self.d.dir.name, 'not-executable')
+    with open(path, 'w') as f: f.write('#!/bin/sh\n')
+    first, last, _, err = self.d.exec([path]).result()
+    self.assertEqual(first['exit'], 127)
+    self.assertIn('Permission denied', first['error'])
+    self.assertIn(b'paddock: cannot run', err)
+    # The spawner serves on.
+    self.assertEqual(self.d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
+
+  def test_a_kill_reaches_the_command_s_process_group(self):
+    e = self.d.exec(['sleep', '30'])
+    self.assertEqual(e.reply()['started'], True)
+    e.ctl.sendall(b'{"kill": "SIGTERM"}\n')
+    self.assertEqual(e.reply(), {'exit': None, 'signal': 'SIGTERM'})
+
+  def test_a_killed_spawner_fails_its_running_commands_and_is_replaced(self):
+    e = self.d.exec(['sleep', '30'])
+    pid = e.reply()['pid']
+    first = self.d.spawners()
+    os.kill(first[0], signal.SIGKILL)
+    self.assertEqual(e.reply(), {'exit': None, 'signal': 'SIGKILL', 'error': 'the process that ran the command went away'})
+    # Its command was killed with it, not left running unreported.
+    self.assertTrue(gone(pid))
+    self.assertEqual(self.d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
+    second = self.d.spawners()
+    self.assertEqual(len(second), 1)
+    self.assertNotEqual(second, first)
+
+
+  def test_a_caller_gone_before_its_failure_is_written_does_not_kill_the_spawner(self):
+    self.assertEqual(self.d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
+    first = self.d.spawners()
+    self.assertEqual(len(first), 1)
+    path = os.path.join(self.d.dir.name, 'not-executable')
+    with open(path, 'w') as f: f.write('#!/bin/sh\n')
+    e = self.d.exec([path])
+    # Its stderr is gone: the spawner's message to it meets EPIPE (a SIGPIPE, were it not ignored).
+    e.err.close()
+    self.assertEqual(e.reply()['exit'], 127)
+    self.assertEqual(self.d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
+    self.assertEqual(self.d.spawners(), first)
+
+
+class WarmUp(unittest.TestCase):
+  def test_an_idle_daemon_runs_its_exec_path_once_and_leaves_nothing_behind(self):
+    d = Daemon()
+    self.addCleanup(d.close)
+    spawner = None
+    # The warm-up's order moves the spawner to the daemon's working directory (the test's is another).
+    deadline = time.time() + 5
+    while time.time() < deadline:
+      found = d.spawners()
+      if found and os.readlink('/proc/%d/cwd' % found[0]) == d.dir.name:
+        spawner = found[0]
+        break
+      time.sleep(0.02)
+    self.assertIsNotNone(spawner)
+    time.sleep(0.1)
+    # Nothing ran, nothing is left open: no child of the spawner, and the daemon holds only its
+    # request socket, the cpu cgroup's descriptor (it forks the next spawner with it), the
+    # spawner's pidfd and the order socket (0..2 are the test's own).
+    self.assertEqual(children(spawner), [])
+    self.assertEqual(len(os.listdir('/proc/%d/fd' % d.pid)), 3 + 4)
+    self.assertEqual(d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
+    self.assertEqual(d.spawners(), [spawner])
+
+
+class SpawnerOutsideItsCgroup(unittest.TestCase):
+  def test_a_spawner_that_could_not_join_the_cpu_cgroup_runs_nothing(self):
+    d = Daemon(cpu_mode='r')
+    self.addCleanup(d.close)
+    first, _, out, err = d.exec(['echo', 'ran']).result()
+    self.assertEqual(first['exit'], 127)
+    self.assertIn("cannot join the sandbox's cpu cgroup", first['error'])
+    self.assertEqual(out, b'')
+    self.assertIn(b'cannot join', err)
+
+
+if __name__ == '__main__':
+  unittest.main()
