@@ -98,7 +98,8 @@ async function main(): Promise<void> {
       '--conditions=@paddock/source',
       '--import',
       'tsx',
-      join(__dirname, '..', 'src', 'main.ts'),
+      // PADDOCK_BENCH_GATEWAY_MAIN: another checkout's gateway (A/B against the same bench).
+      process.env.PADDOCK_BENCH_GATEWAY_MAIN ?? join(__dirname, '..', 'src', 'main.ts'),
     ],
     {
       env: {
@@ -262,6 +263,19 @@ async function main(): Promise<void> {
     await cleanup();
     const perCommand = (g: keyof CpuGroups): number => cpu[g] / BURST;
 
+    // The same attribution for warm first commands one after the other: each process's own cost
+    // per command, without the queueing of a burst. A moment after the last, what the takes
+    // caused after their replies (state events) is in too.
+    progress('settling before the sequential warm stretch');
+    await settle();
+    progress('sequential warm stretch');
+    const seqN = Math.min(N, POOL - 10);
+    const seqStretch = startCpuStretch(selectors);
+    for (let i = 0; i < seqN; i++) await firstCommand(WARM_SPEC);
+    await new Promise((r) => setTimeout(r, 200));
+    const seqCpu = seqStretch();
+    await cleanup();
+
     const rows: BenchRow[] = [
       row('floor: 3 HTTP round trips + 2 postgres commits + 2 NATS request/replies', 'ms p50', [
         floor,
@@ -326,13 +340,19 @@ async function main(): Promise<void> {
           ['nats', 'nats-server'],
           ['client', 'bench client'],
           ['kernelThreads', 'kernel threads (whole machine)'],
+          ['reapedChildren', "children reaped by the above (short-lived, 10 ms ticks)"],
+          ['interrupts', 'irq + softirq (loopback TCP; whole machine, 10 ms ticks)'],
+          ['otherProcesses', 'every other process (other load)'],
           ['machine', 'whole machine (all CPUs, other load included)'],
         ] as const
-      ).map(([g, name]) =>
+      ).flatMap(([g, name]) => [
         row(`warm burst of ${BURST}: CPU per first command, ${name}`, 'ms', [perCommand(g)], {
           note: 'attribution, from /proc',
         }),
-      ),
+        row(`warm sequential (${seqN}): CPU per first command, ${name}`, 'ms', [seqCpu[g] / seqN], {
+          note: 'attribution, from /proc',
+        }),
+      ]),
     ];
     report('gateway-warm-pools', rows);
   } finally {
