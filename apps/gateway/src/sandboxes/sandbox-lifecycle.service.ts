@@ -112,7 +112,7 @@ export class SandboxLifecycleService {
       const prior = await this.repo.findByRequestId(principal.organizationId, req.requestId);
       if (prior) return { view: this.view(this.sameRequest(prior, req.fingerprint)), created: false };
     }
-    const plan = await this.placement.plan(principal.organizationId, req.spec, callerOf(principal));
+    const plan = await this.placement.plan(principal.organizationId, req.spec, callerOf(principal), req.fingerprint);
     this.refuseUnplaceable(plan, req.spec);
     const secrets = await resolveSecrets(this.secrets, principal.organizationId, req.spec);
     const first = plan.order[0] as string;
