@@ -20,8 +20,10 @@ export interface CpuGroups {
   /** Kernel threads (kworkers: netns teardown, pool refills' namespaces) of the whole machine, whoever caused them. */
   kernelThreads: number;
   /**
-   * Children the groups above reaped within the stretch (their cutime + cstime, 10 ms ticks):
-   * short-lived processes (a take's or a refill's helpers) that no read of /proc catches alive.
+   * Children the groups above reaped within the stretch (their cutime + cstime, 10 ms ticks): the
+   * whole lifetime's CPU of every process that ended in it (a take's or a refill's helpers that no
+   * read of /proc catches alive, but also a deleted sandbox's processes, Postgres backends), so
+   * an upper bound of what the stretch's short-lived processes cost.
    */
   reapedChildren: number;
   /** Every other process alive at both reads: not the bench's (other helpers' load, system daemons). */

@@ -340,7 +340,7 @@ async function main(): Promise<void> {
           ['nats', 'nats-server'],
           ['client', 'bench client'],
           ['kernelThreads', 'kernel threads (whole machine)'],
-          ['reapedChildren', "children reaped by the above (short-lived, 10 ms ticks)"],
+          ['reapedChildren', 'processes that ended, their lifetime (reaped by the above; 10 ms ticks)'],
           ['interrupts', 'irq + softirq (loopback TCP; whole machine, 10 ms ticks)'],
           ['otherProcesses', 'every other process (other load)'],
           ['machine', 'whole machine (all CPUs, other load included)'],
