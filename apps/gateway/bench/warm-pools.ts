@@ -91,6 +91,8 @@ async function main(): Promise<void> {
   const port = 18000 + Math.floor(Math.random() * 2000);
   // PADDOCK_BENCH_CPU_PROF=<dir>: the gateway writes a V8 CPU profile there on exit (NODE_OPTIONS refuses --cpu-prof).
   const profDir = process.env.PADDOCK_BENCH_CPU_PROF;
+  // PADDOCK_BENCH_GATEWAY_MAIN: another checkout's gateway (A/B against the same bench).
+  const gatewayMain = process.env.PADDOCK_BENCH_GATEWAY_MAIN ?? join(__dirname, '..', 'src', 'main.ts');
   const gateway: ChildProcess = spawn(
     process.execPath,
     [
@@ -98,8 +100,7 @@ async function main(): Promise<void> {
       '--conditions=@paddock/source',
       '--import',
       'tsx',
-      // PADDOCK_BENCH_GATEWAY_MAIN: another checkout's gateway (A/B against the same bench).
-      process.env.PADDOCK_BENCH_GATEWAY_MAIN ?? join(__dirname, '..', 'src', 'main.ts'),
+      gatewayMain,
     ],
     {
       env: {
@@ -112,6 +113,8 @@ async function main(): Promise<void> {
         GATEWAY_LOG_LEVEL: 'error',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
+      // tsx takes the tsconfig (decorators) of the directory it runs in: the gateway's own app.
+      cwd: join(gatewayMain, '..', '..'),
     },
   );
   process.once('exit', () => gateway.kill('SIGKILL'));
