@@ -19,6 +19,20 @@ export interface CpuGroups {
   client: number;
   /** Kernel threads (kworkers: netns teardown, pool refills' namespaces) of the whole machine, whoever caused them. */
   kernelThreads: number;
+  /**
+   * Children the groups above reaped within the stretch (their cutime + cstime, 10 ms ticks): the
+   * whole lifetime's CPU of every process that ended in it (a take's or a refill's helpers that no
+   * read of /proc catches alive, but also a deleted sandbox's processes, Postgres backends), so
+   * an upper bound of what the stretch's short-lived processes cost.
+   */
+  reapedChildren: number;
+  /** Every other process alive at both reads: not the bench's (other helpers' load, system daemons). */
+  otherProcesses: number;
+  /**
+   * Interrupt and softirq time of the machine (/proc/stat irq + softirq, 10 ms ticks): loopback
+   * TCP (HTTP, NATS, Postgres) is processed there, billed to no process.
+   */
+  interrupts: number;
   /** Every CPU of the machine (/proc/stat), other helpers' load included. */
   machine: number;
 }
@@ -51,6 +65,8 @@ interface Proc {
   ppid: number;
   comm: string;
   ms: number;
+  /** Reaped children's CPU so far (cutime + cstime). */
+  childrenMs: number;
 }
 
 function readProcs(withTimes: boolean): Map<number, Proc> {
@@ -68,6 +84,7 @@ function readProcs(withTimes: boolean): Map<number, Proc> {
         ppid: Number(f[1]),
         comm,
         ms: withTimes ? runMs(name) : 0,
+        childrenMs: (Number(f[13]) + Number(f[14])) * TICK_MS,
       });
     } catch {
       // gone between readdir and read
@@ -76,14 +93,24 @@ function readProcs(withTimes: boolean): Map<number, Proc> {
   return out;
 }
 
+/** The machine's CPU line of /proc/stat: user nice system idle iowait irq softirq steal, in ticks. */
+function cpuLine(): number[] {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  return line.trim().split(/\s+/).slice(1, 9).map(Number);
+}
+
 /** Busy CPU ms of the whole machine so far (/proc/stat: all but idle and iowait). */
 export function machineBusyMs(): number {
-  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
-  // user nice system idle iowait irq softirq steal: busy = all but idle and iowait.
-  const v = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const v = cpuLine();
   return (
     ((v[0] ?? 0) + (v[1] ?? 0) + (v[2] ?? 0) + (v[5] ?? 0) + (v[6] ?? 0) + (v[7] ?? 0)) * TICK_MS
   );
+}
+
+/** Interrupt and softirq CPU ms of the machine so far. */
+function interruptMs(): number {
+  const v = cpuLine();
+  return ((v[5] ?? 0) + (v[6] ?? 0)) * TICK_MS;
 }
 
 /** This process's child of that name (the throwaway NATS server), -1 when none. */
@@ -136,9 +163,11 @@ function classify(procs: Map<number, Proc>, sel: CpuSelectors): Map<number, keyo
 export function startCpuStretch(sel: CpuSelectors): () => CpuGroups {
   const before = readProcs(true);
   const m0 = machineBusyMs();
+  const i0 = interruptMs();
   return () => {
     const after = readProcs(true);
     const m1 = machineBusyMs();
+    const i1 = interruptMs();
     const groups = classify(after, sel);
     const sums: CpuGroups = {
       gateway: 0,
@@ -150,12 +179,18 @@ export function startCpuStretch(sel: CpuSelectors): () => CpuGroups {
       nats: 0,
       client: 0,
       kernelThreads: 0,
+      reapedChildren: 0,
+      otherProcesses: 0,
+      interrupts: i1 - i0,
       machine: m1 - m0,
     };
-    for (const [pid, g] of groups) {
-      const a = after.get(pid);
+    for (const [pid, a] of after) {
       const b = before.get(pid);
-      if (a && b && a.comm === b.comm) sums[g] += a.ms - b.ms;
+      if (!b || a.comm !== b.comm) continue;
+      const g = groups.get(pid) ?? 'otherProcesses';
+      sums[g] += a.ms - b.ms;
+      // A reaped child's time is counted once, by the group of the parent that reaped it.
+      if (g !== 'otherProcesses' && g !== 'kernelThreads') sums.reapedChildren += a.childrenMs - b.childrenMs;
     }
     return sums;
   };

@@ -91,6 +91,8 @@ async function main(): Promise<void> {
   const port = 18000 + Math.floor(Math.random() * 2000);
   // PADDOCK_BENCH_CPU_PROF=<dir>: the gateway writes a V8 CPU profile there on exit (NODE_OPTIONS refuses --cpu-prof).
   const profDir = process.env.PADDOCK_BENCH_CPU_PROF;
+  // PADDOCK_BENCH_GATEWAY_MAIN: another checkout's gateway (A/B against the same bench).
+  const gatewayMain = process.env.PADDOCK_BENCH_GATEWAY_MAIN ?? join(__dirname, '..', 'src', 'main.ts');
   const gateway: ChildProcess = spawn(
     process.execPath,
     [
@@ -98,7 +100,7 @@ async function main(): Promise<void> {
       '--conditions=@paddock/source',
       '--import',
       'tsx',
-      join(__dirname, '..', 'src', 'main.ts'),
+      gatewayMain,
     ],
     {
       env: {
@@ -111,6 +113,8 @@ async function main(): Promise<void> {
         GATEWAY_LOG_LEVEL: 'error',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
+      // tsx takes the tsconfig (decorators) of the directory it runs in: the gateway's own app.
+      cwd: join(gatewayMain, '..', '..'),
     },
   );
   process.once('exit', () => gateway.kill('SIGKILL'));
@@ -262,6 +266,19 @@ async function main(): Promise<void> {
     await cleanup();
     const perCommand = (g: keyof CpuGroups): number => cpu[g] / BURST;
 
+    // The same attribution for warm first commands one after the other: each process's own cost
+    // per command, without the queueing of a burst. A moment after the last, what the takes
+    // caused after their replies (state events) is in too.
+    progress('settling before the sequential warm stretch');
+    await settle();
+    progress('sequential warm stretch');
+    const seqN = Math.min(N, POOL - 10);
+    const seqStretch = startCpuStretch(selectors);
+    for (let i = 0; i < seqN; i++) await firstCommand(WARM_SPEC);
+    await new Promise((r) => setTimeout(r, 200));
+    const seqCpu = seqStretch();
+    await cleanup();
+
     const rows: BenchRow[] = [
       row('floor: 3 HTTP round trips + 2 postgres commits + 2 NATS request/replies', 'ms p50', [
         floor,
@@ -326,13 +343,19 @@ async function main(): Promise<void> {
           ['nats', 'nats-server'],
           ['client', 'bench client'],
           ['kernelThreads', 'kernel threads (whole machine)'],
+          ['reapedChildren', 'processes that ended, their lifetime (reaped by the above; 10 ms ticks)'],
+          ['interrupts', 'irq + softirq (loopback TCP; whole machine, 10 ms ticks)'],
+          ['otherProcesses', 'every other process (other load)'],
           ['machine', 'whole machine (all CPUs, other load included)'],
         ] as const
-      ).map(([g, name]) =>
+      ).flatMap(([g, name]) => [
         row(`warm burst of ${BURST}: CPU per first command, ${name}`, 'ms', [perCommand(g)], {
           note: 'attribution, from /proc',
         }),
-      ),
+        row(`warm sequential (${seqN}): CPU per first command, ${name}`, 'ms', [seqCpu[g] / seqN], {
+          note: 'attribution, from /proc',
+        }),
+      ]),
     ];
     report('gateway-warm-pools', rows);
   } finally {

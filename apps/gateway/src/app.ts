@@ -39,6 +39,7 @@ import { SourceGate } from './runners/source-gate';
 import { SandboxChangeBroadcast } from './sandboxes/change-broadcast';
 import { SandboxStateWaiters } from './sandboxes/state-waiters';
 import { StateEventsConsumer } from './sandboxes/state-events.consumer';
+import { CreatesInFlight } from './sandboxes/creates-in-flight';
 import { installServiceProxy } from './services/service-proxy';
 
 export interface RunningGateway {
@@ -113,6 +114,8 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
   const policies = new PolicySource(db);
   const placement = new PlacementService(registry, policies);
   const secrets = new SecretResolver(nc, config.rpcTimeoutMs);
+  // Shared: the consumer holds the events of creates in flight for the lifecycle to settle.
+  const creates = new CreatesInFlight();
   const lifecycle = new SandboxLifecycleService(
     repo,
     placement,
@@ -124,8 +127,9 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     new SourceGate(registry, policies),
     () => serviceUrlBase,
     secrets,
+    creates,
   );
-  const events = new StateEventsConsumer(nc, repo, metrics, log);
+  const events = new StateEventsConsumer(nc, repo, metrics, log, creates);
   const ops = new SandboxOpsService(
     lifecycle,
     runners,

@@ -1,3 +1,4 @@
+import { SandboxStateEventSchema, subjects, type SandboxStateEvent } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import type { RunningGateway } from '../src/app';
 import { IMAGE } from './support/cluster';
@@ -95,6 +96,42 @@ describe('gateway: a warm take, end to end', () => {
     expect(row.start_time).not.toBeNull();
     expect(row.placement.winner).toBe('r-warm');
     expect((await http(gw.url, 'DELETE', `/v1/sandboxes/${sandboxId}`, token)).status).toBe(200);
+  });
+
+  it("the events that came before the reply are written by the accept itself: the row is the runner's last word at once", async () => {
+    const nc = await infra.nats.connectHarness();
+    const seen: SandboxStateEvent[] = [];
+    nc.subscribe(subjects.allSandboxStates(), { callback: (_e, m) => void seen.push(SandboxStateEventSchema.parse(m.json())) });
+    await nc.flush();
+    try {
+      await waitFor(() => gw.registry.get('r-warm')?.heartbeat.warmPoolStatus?.find((p) => p.name === 'one')?.ready === 1, {
+        timeoutMs: 150_000,
+        intervalMs: 100,
+        what: 'the warm pool refilled',
+      });
+      const created = await http(gw.url, 'POST', '/v1/sandboxes', token, { spec: WARM });
+      expect(created.status, created.text).toBe(200);
+      const { sandboxId, status } = created.json as View;
+      expect(status.state).toBe('STATE_RUNNING');
+      const ours = () => seen.filter((e) => e.sandboxId === sandboxId);
+      await waitFor(() => ours().some((e) => e.state === 'STATE_RUNNING'), { timeoutMs: 10_000, intervalMs: 20, what: 'the RUNNING event seen' });
+      const running = ours().find((e) => e.state === 'STATE_RUNNING') as SandboxStateEvent;
+      const row = await rowOf(sandboxId);
+      // Read right after the reply, no wait: the RUNNING event's sequence and start time are there.
+      expect(row.state).toBe('STATE_RUNNING');
+      expect(row.state_sequence).toBe(running.sequence);
+      expect(row.start_time?.toISOString()).toBe(new Date(running.at).toISOString());
+      expect(row.runner_acknowledged).toBe(true);
+      expect(row.placement.winner).toBe('r-warm');
+      // And nothing rewrites it afterwards: the events were folded, not written again.
+      await new Promise((r) => setTimeout(r, 300));
+      const later = await rowOf(sandboxId);
+      expect(later.updated_at.getTime()).toBe(row.updated_at.getTime());
+      expect(later.state_sequence).toBe(running.sequence);
+      expect((await http(gw.url, 'DELETE', `/v1/sandboxes/${sandboxId}`, token)).status).toBe(200);
+    } finally {
+      await nc.close();
+    }
   });
 
   it('a requestId in the query makes the create idempotent; reused with another spec it is refused naming it', async () => {

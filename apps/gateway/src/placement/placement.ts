@@ -41,12 +41,14 @@ export function planPlacement(
   all: PlacementCandidate[],
   runnerIds?: readonly string[],
   caller: { sourceIp?: string } = {},
+  /** How each runner's policy judges the spec; a caller may memoize it (PlacementService). */
+  explain: typeof explainPlacement = explainPlacement,
 ): PlacementPlan {
   const wanted = runnerIds && runnerIds.length ? new Set(runnerIds) : null;
   const candidates = all.filter((c) => !wanted || wanted.has(c.runnerId)).sort((a, b) => a.runnerId.localeCompare(b.runnerId));
   const known = candidates.filter((c): c is PlacementCandidate & { policy: Policy } => c.policy !== null);
   const explained = known.length
-    ? explainPlacement(
+    ? explain(
         spec,
         known.map((c) => ({ runnerId: c.runnerId, policy: c.policy, capabilities: c.capabilities })),
         caller,
@@ -60,7 +62,7 @@ export function planPlacement(
   });
   const warmReady = (c: PlacementCandidate): boolean => {
     const resolved = byId.get(c.runnerId)?.resolved;
-    return resolved !== undefined && (c.readyWarmKeys?.length ?? 0) > 0 && (c.readyWarmKeys ?? []).includes(warmPoolKey(resolved));
+    return resolved !== undefined && (c.readyWarmKeys?.length ?? 0) > 0 && (c.readyWarmKeys ?? []).includes(warmKeyOf(resolved));
   };
   const score = (c: PlacementCandidate): [number, number, number, number, number] => [
     c.health === 'HEALTHY' ? 1 : 0,
@@ -81,6 +83,14 @@ export function planPlacement(
   const admitted = candidates.filter((c) => byId.get(c.runnerId)?.admitted === true).sort(better);
   const unknown = candidates.filter((c) => c.policy === null).sort(better);
   return { candidates: candidates.map((c) => c.runnerId), verdicts, order: [...admitted, ...unknown].map((c) => c.runnerId) };
+}
+
+/** A resolution's warm-pool key, once per resolution (a memoized verdict's is asked at every create). */
+const warmKeys = new WeakMap<object, string>();
+function warmKeyOf(resolved: Parameters<typeof warmPoolKey>[0]): string {
+  let k = warmKeys.get(resolved);
+  if (k === undefined) warmKeys.set(resolved, (k = warmPoolKey(resolved)));
+  return k;
 }
 
 /** Flattens per-runner refusals into field violations whose `field` names the runner too. */

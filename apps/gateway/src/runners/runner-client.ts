@@ -15,10 +15,14 @@ import {
   type RunnerRpcRequest,
   type RunnerRpcResult,
   type RpcTrace,
+  RunnerRpcReplyEnvelopeSchema,
+  SandboxStatusSchema,
+  type SandboxStatus,
   type StreamFrame,
   type StreamFrameHeaderInput,
 } from '@paddock/contracts';
 import { currentRequestId } from '@paddock/kit';
+import { z } from 'zod';
 
 /**
  * A runner could not be reached. `ambiguous` = the request may have been delivered (a timeout),
@@ -78,6 +82,14 @@ export function fastExecResult(raw: unknown): ExecResponse | null {
 
 const FAST_RESULTS: Partial<Record<RunnerRpcOp, (raw: unknown) => unknown>> = { exec: fastExecResult };
 
+/**
+ * What the create path keeps of a create reply: the sandbox's status. The runner echoes the whole
+ * spec too, and validating that echo (the gateway stores the spec it was asked for, never the
+ * echo) cost as much as the rest of the gateway's work on the reply. Unknown keys are stripped
+ * as the full schema would.
+ */
+const CreateReplyStatusSchema = z.object({ sandbox: z.object({ status: SandboxStatusSchema }) });
+
 /** Request/reply and streams to runners over NATS, with the contract's envelope and error model. */
 export class RunnerClient {
   constructor(
@@ -93,21 +105,33 @@ export class RunnerClient {
     request: RunnerRpcRequest<Op>,
     timeoutMs = this.timeoutMs,
   ): Promise<RunnerRpcResult<Op>> {
-    let raw: unknown;
-    // The client request this call serves, so the runner's lines for it carry the same id.
-    const requestId = currentRequestId();
-    const body = JSON.stringify(requestId === undefined ? request : { ...request, trace: { requestId } satisfies RpcTrace });
-    try {
-      const msg = await this.nc.request(subjects.runnerRpc(runnerId, op), body, { timeout: timeoutMs });
-      raw = msg.json();
-    } catch (e) {
-      throw toTransportError(runnerId, e);
-    }
+    const raw = await this.request(runnerId, op, request, timeoutMs);
     const fast = FAST_RESULTS[op]?.(raw);
     if (fast) return fast as RunnerRpcResult<Op>;
     const reply = decodeRpcReply(op, raw);
     if (!reply.ok) throw PaddockError.fromBody(reply.error);
     return reply.result;
+  }
+
+  /** The reply's body, parsed JSON, unchecked; transport failures as RunnerTransportError. */
+  private async request<Op extends RunnerRpcOp>(runnerId: string, op: Op, request: RunnerRpcRequest<Op>, timeoutMs: number): Promise<unknown> {
+    // The client request this call serves, so the runner's lines for it carry the same id.
+    const requestId = currentRequestId();
+    const body = JSON.stringify(requestId === undefined ? request : { ...request, trace: { requestId } satisfies RpcTrace });
+    try {
+      const msg = await this.nc.request(subjects.runnerRpc(runnerId, op), body, { timeout: timeoutMs });
+      return msg.json();
+    } catch (e) {
+      throw toTransportError(runnerId, e);
+    }
+  }
+
+  /** `create`, keeping (and validating) only the created sandbox's status (CreateReplyStatusSchema). */
+  async create(runnerId: string, request: RunnerRpcRequest<'create'>): Promise<{ status: SandboxStatus }> {
+    const raw = await this.request(runnerId, 'create', request, this.timeoutMs);
+    const env = RunnerRpcReplyEnvelopeSchema.parse(raw);
+    if (!env.ok) throw PaddockError.fromBody(env.error);
+    return CreateReplyStatusSchema.parse(env.result).sandbox;
   }
 
   /**

@@ -1,14 +1,15 @@
-import { SANDBOX_STATE_RANK, type Sandbox, type SandboxStateEvent } from '@paddock/contracts';
+import { SANDBOX_STATE_RANK, type SandboxStatus, type SandboxStateEvent } from '@paddock/contracts';
 import type { RunnerObservation } from './sandbox.repository';
 
 /** The `effective*` echoes of a runner's sandbox status, and its containers' states, stored as-is. */
-function effectiveOf(sb: Sandbox): Record<string, unknown> | undefined {
+function effectiveOf(sb: { status: SandboxStatus }): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(sb.status)) if ((k.startsWith('effective') || k === 'containerStatuses') && v !== undefined) out[k] = v;
   return Object.keys(out).length ? out : undefined;
 }
 
-export function observationFromSandbox(sb: Sandbox): RunnerObservation {
+/** A runner's view of a sandbox (only its status is read). */
+export function observationFromSandbox(sb: { status: SandboxStatus }): RunnerObservation {
   const s = sb.status;
   const at = s.endTime ?? s.startTime ?? s.createTime;
   return {

@@ -7,7 +7,9 @@ import type { PlacementService } from '../placement/placement.service';
 import { RunnerTransportError, type RunnerClient } from '../runners/runner-client';
 import type { Principal } from '../auth/token-authenticator';
 import { capacityRefusal } from './capacity-refusal';
-import { observationFromSandbox } from './observations';
+import { observationFromEvent, observationFromSandbox } from './observations';
+import { CreatesInFlight, foldHeld } from './creates-in-flight';
+import { SANDBOX_STATE_RANK, type SandboxStateEvent } from '@paddock/contracts';
 import { parsePurgeRequest, purgeSandboxes, type PurgeResult } from './purge';
 import { invalid, parseCreateRequest, type CreateRequest } from './request-parsing';
 import type { SandboxRepository } from './sandbox.repository';
@@ -80,6 +82,8 @@ export class SandboxLifecycleService {
     private readonly serviceUrlBase?: () => string,
     /** Resolves `secretStores` mappings at create; without it, a spec that maps secrets is refused. */
     private readonly secrets?: SecretResolver,
+    /** Holds the state events of creates in flight (shared with the state-event consumer). */
+    private readonly creates: CreatesInFlight = new CreatesInFlight(),
   ) {}
 
   /** The resource as returned: the row's view, with the URLs of its public services. */
@@ -108,7 +112,7 @@ export class SandboxLifecycleService {
       const prior = await this.repo.findByRequestId(principal.organizationId, req.requestId);
       if (prior) return { view: this.view(this.sameRequest(prior, req.fingerprint)), created: false };
     }
-    const plan = await this.placement.plan(principal.organizationId, req.spec, callerOf(principal));
+    const plan = await this.placement.plan(principal.organizationId, req.spec, callerOf(principal), req.fingerprint);
     this.refuseUnplaceable(plan, req.spec);
     const secrets = await resolveSecrets(this.secrets, principal.organizationId, req.spec);
     const first = plan.order[0] as string;
@@ -135,8 +139,29 @@ export class SandboxLifecycleService {
     return { view: await this.drivePlacement(row, plan, req.spec, principal.organizationId, secrets), created: true };
   }
 
-  /** Tries the plan's runners in order until one accepts; see the README for the outcomes. */
+  /**
+   * Tries the plan's runners in order until one accepts; see the README for the outcomes. The
+   * sandbox's state events that arrive meanwhile are held (CreatesInFlight) and applied when the
+   * create is settled, the ones the accepted reply supersedes folded into its accept.
+   */
   private async drivePlacement(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string, secrets: ResolvedSecrets): Promise<SandboxView> {
+    this.creates.begin(row.id);
+    try {
+      return await this.tryRunners(row, plan, spec, organizationId, secrets);
+    } finally {
+      await this.applyHeld(this.creates.end(row.id));
+    }
+  }
+
+  /** Held events no reply superseded, through the same guarded write a state event takes. */
+  private async applyHeld(events: SandboxStateEvent[]): Promise<void> {
+    for (const e of events) {
+      const applied = await this.repo.applyObservation(e.sandboxId, e.runnerId, observationFromEvent(e));
+      this.metrics.stateEvents.inc({ result: applied ? 'applied' : 'stale' });
+    }
+  }
+
+  private async tryRunners(row: SandboxRow, plan: PlacementPlan, spec: SandboxSpec, organizationId: string, secrets: ResolvedSecrets): Promise<SandboxView> {
     const placement = row.placement;
     let current = row.runner_id;
     let firstAmbiguous: string | null = null;
@@ -148,17 +173,22 @@ export class SandboxLifecycleService {
         current = runnerId;
       }
       try {
-        const res = await this.runners.call(runnerId, 'create', {
+        const created = await this.runners.create(runnerId, {
           sandboxId: row.id,
           organizationId,
           spec,
           labels: row.request_id ? { requestId: row.request_id } : {},
           ...secrets,
         });
-        placement.attempts.push({ runnerId, outcome: 'accepted' });
+            placement.attempts.push({ runnerId, outcome: 'accepted' });
         placement.winner = runnerId;
-        const accepted = await this.repo.acceptPlacement(row.id, runnerId, placement, observationFromSandbox(res.sandbox), this.now());
-        this.placement.notePlaced(runnerId);
+        // Published before the reply: folded into what the accept writes; another runner's after it.
+        const { observation, others } = foldHeld(this.creates.end(row.id), runnerId, observationFromSandbox(created));
+        const accepted = await this.repo.acceptPlacement(row.id, runnerId, placement, observation, this.now());
+        const rank = (SANDBOX_STATE_RANK as Readonly<Record<string, number | undefined>>)[accepted?.state ?? ''];
+        if (rank !== undefined) this.creates.noteRank(row.id, rank);
+        await this.applyHeld(others);
+            this.placement.notePlaced(runnerId);
         this.metrics.creates.inc({ outcome: 'accepted' });
         return this.view(accepted ?? (await this.repo.findAnyById(row.id)) ?? row);
       } catch (e) {

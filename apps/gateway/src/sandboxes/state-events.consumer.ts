@@ -3,6 +3,7 @@ import { SandboxStateEventSchema, queueGroups, subjects } from '@paddock/contrac
 import type { GatewayMetrics } from '../observability/metrics';
 import { observationFromEvent } from './observations';
 import type { SandboxRepository } from './sandbox.repository';
+import type { CreatesInFlight } from './creates-in-flight';
 
 /**
  * Applies runner state events to the sandbox rows. Stale or duplicate events (lower sequence,
@@ -18,6 +19,8 @@ export class StateEventsConsumer {
     private readonly repo: SandboxRepository,
     private readonly metrics: GatewayMetrics,
     private readonly onError: (e: unknown) => void,
+    /** Events of creates in flight here are held for their create (see CreatesInFlight). */
+    private readonly creates?: CreatesInFlight,
   ) {}
 
   start(): void {
@@ -33,6 +36,8 @@ export class StateEventsConsumer {
         }
         if (!parsed.success) return this.onError(parsed.error);
         const evt = parsed.data;
+        if (this.creates?.hold(evt)) return;
+        if (this.creates?.belowKnownRank(evt)) return void this.metrics.stateEvents.inc({ result: 'stale' });
         const p = this.repo
           .applyObservation(evt.sandboxId, evt.runnerId, observationFromEvent(evt))
           .then((applied) => void this.metrics.stateEvents.inc({ result: applied ? 'applied' : 'stale' }))
