@@ -62,7 +62,10 @@ export function startRunner(spec: RunnerSpec): RunnerProcess {
   );
   const stateDir = join(dir, 'state');
   // The runner's Nest module injects by explicit tokens, so it runs from source under tsx.
-  const child = spawn(process.execPath, ['--conditions=@paddock/source', '--import', 'tsx', 'src/main.ts'], {
+  // PADDOCK_BENCH_RUNNER_CPU_PROF=<dir>: the runner writes a V8 CPU profile there as it exits (NODE_OPTIONS refuses --cpu-prof).
+  const profDir = process.env.PADDOCK_BENCH_RUNNER_CPU_PROF;
+  const prof = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  const child = spawn(process.execPath, [...prof, '--conditions=@paddock/source', '--import', 'tsx', 'src/main.ts'], {
     cwd: RUNNER_APP,
     env: {
       ...runnerBaseEnv(),
