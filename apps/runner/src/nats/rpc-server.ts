@@ -34,6 +34,9 @@ function requestIdOf(body: unknown): string | undefined {
   return r.success ? r.data.requestId : undefined;
 }
 
+/** Shared: `decode` keeps no state between calls without `stream: true`. */
+const utf8 = new TextDecoder();
+
 const sandboxIdOf = (body: unknown): unknown => (typeof body === 'object' && body !== null ? (body as { sandboxId?: unknown }).sandboxId : undefined);
 
 function statToWire(s: FileStat): FileStatWire {
@@ -130,23 +133,24 @@ export class RunnerRpcServer {
     const started = performance.now();
     let reply: RunnerRpcReply<unknown>;
     let body: unknown;
+    let requestId: string | undefined;
     try {
       if (!(RUNNER_RPC_OPS as readonly string[]).includes(op)) {
         throw new PaddockError('unimplemented', `unknown runner operation ${op}`, { reason: 'CWSANDBOX_INVALID_REQUEST' });
       }
       try {
-        body = msg.data.length ? JSON.parse(new TextDecoder().decode(msg.data)) : {};
+        body = msg.data.length ? JSON.parse(utf8.decode(msg.data)) : {};
       } catch {
         throw new PaddockError('invalid_argument', 'request body is not valid JSON', { reason: 'CWSANDBOX_INVALID_REQUEST' });
       }
       const handler = this.handlers[op as RunnerRpcOp];
-      const requestId = requestIdOf(body);
+      requestId = requestIdOf(body);
       // The work the op starts (a sandbox's start after create's reply) keeps the request id too.
       const result = await (requestId === undefined ? handler(body) : withRequestId(requestId, () => handler(body)));
       reply = { ok: true, result };
     } catch (e) {
       const err = toPaddockError(e);
-      if (err.code === 'internal') this.log.error('RPC failed', { op, requestId: requestIdOf(body), error: err.message });
+      if (err.code === 'internal') this.log.error('RPC failed', { op, requestId, error: err.message });
       reply = { ok: false, error: err.toBody() };
     } finally {
       this.inFlight--;
@@ -163,7 +167,7 @@ export class RunnerRpcServer {
     const line = {
       op,
       sandboxId: sandboxIdOf(body),
-      requestId: requestIdOf(body),
+      requestId,
       outcome: reply.ok ? 'ok' : reply.error.code,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
     };

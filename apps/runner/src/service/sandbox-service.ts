@@ -156,6 +156,13 @@ export class SandboxService {
   /** Pause and resume of one sandbox run one at a time (a resume waits for a pause in flight). */
   private readonly freezeOps = new Map<string, Promise<unknown>>();
   private readonly admitted = new ResolveCache();
+  /**
+   * Creates being answered whose state events wait for the end of the call, each with the last
+   * one held: a warm take's states follow each other within microseconds, and every event is a
+   * message and a row update on the gateway, just ahead of the create's reply that carries the
+   * same state. Anything else (a cold launch's progress) is published as it happens.
+   */
+  private readonly answering = new Map<string, { rec: SandboxRecord; at: Date } | undefined>();
 
   constructor(deps: SandboxServiceDeps) {
     this.d = deps;
@@ -232,24 +239,39 @@ export class SandboxService {
       ...(req.imagePullDockerConfig ? { imagePullDockerConfig: req.imagePullDockerConfig } : {}),
     });
     checkLaunchViolations(resolved, launch, this.d.backend);
-    this.checkCapacity(allocation, this.d.warm?.canTake(launch) ?? false);
-    this.records.set(rec.sandboxId, rec);
-    this.emit(rec);
-    this.armLifetime(rec);
-    this.idle.track(rec.sandboxId, this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0);
+    const takesWarm = this.d.warm?.canTake(launch) ?? false;
+    this.checkCapacity(allocation, takesWarm);
+    // A warm take goes PENDING → CREATING → RUNNING within this call: only the last is published
+    // (before the reply, as the others would have been), the reply says as much.
+    if (takesWarm) this.answering.set(rec.sandboxId, undefined);
     try {
-      const restoreArchive = await this.snapshots.restoreArchiveFor(rec.organizationId, spec, '/tmp');
-      await this.d.backend.launch(restoreArchive ? { ...launch, restoreArchive } : launch);
-    } catch (e) {
-      const err = toPaddockError(e);
-      this.transition(rec.sandboxId, {
-        state: 'STATE_FAILED',
-        reason: 'FAILED_TO_START',
-        message: err.reason?.startsWith('CWSANDBOX_FSS_') ? `${err.reason}: ${err.message}` : err.message,
-        at: this.d.clock.now(),
-      });
+      this.records.set(rec.sandboxId, rec);
+      this.emit(rec);
+      this.armLifetime(rec);
+      this.idle.track(rec.sandboxId, this.d.policy.current().policy.constraints?.lifecycle?.idleTimeoutSeconds ?? 0);
+      try {
+        const restoreArchive = await this.snapshots.restoreArchiveFor(rec.organizationId, spec, '/tmp');
+        await this.d.backend.launch(restoreArchive ? { ...launch, restoreArchive } : launch);
+      } catch (e) {
+        const err = toPaddockError(e);
+        this.transition(rec.sandboxId, {
+          state: 'STATE_FAILED',
+          reason: 'FAILED_TO_START',
+          message: err.reason?.startsWith('CWSANDBOX_FSS_') ? `${err.reason}: ${err.message}` : err.message,
+          at: this.d.clock.now(),
+        });
+      }
+      return this.view(this.mustGet(rec.sandboxId));
+    } finally {
+      if (takesWarm) this.publishHeld(rec.sandboxId);
     }
-    return this.view(this.mustGet(rec.sandboxId));
+  }
+
+  /** Publishes the last state event held for a create being answered (see `answering`). */
+  private publishHeld(sandboxId: string): void {
+    const held = this.answering.get(sandboxId);
+    this.answering.delete(sandboxId);
+    if (held) this.publish(held.rec, held.at);
   }
 
   /** The policy's resolution and the typed form of a spec it admits (cached by the spec's canonical JSON). */
@@ -753,6 +775,15 @@ export class SandboxService {
   }
 
   private emit(rec: SandboxRecord): void {
+    const at = this.d.clock.now();
+    if (this.answering.has(rec.sandboxId)) {
+      this.answering.set(rec.sandboxId, { rec, at });
+      return;
+    }
+    this.publish(rec, at);
+  }
+
+  private publish(rec: SandboxRecord, at: Date): void {
     const containerStatuses = this.d.backend.containerStatuses?.(rec.sandboxId);
     this.d.publishState({
       ...(containerStatuses ? { containerStatuses } : {}),
@@ -763,7 +794,7 @@ export class SandboxService {
       ...(rec.stateReason !== undefined ? { reason: rec.stateReason } : {}),
       ...(rec.message !== undefined ? { message: rec.message } : {}),
       ...(rec.exitCode !== undefined ? { exitCode: rec.exitCode } : {}),
-      at: this.d.clock.now().toISOString(),
+      at: at.toISOString(),
       sequence: rec.sequence,
     });
   }

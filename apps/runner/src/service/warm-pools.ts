@@ -152,6 +152,8 @@ export class WarmPoolBackend implements SandboxBackend {
   private refillTimer: NodeJS.Timeout | undefined;
   /** Epoch ms of the first take the pending refill waits behind. */
   private refillSinceMs: number | undefined;
+  /** Epoch ms of the last take, or call on a taken sandbox, while a refill is pending. */
+  private lastServedMs = 0;
   private readonly ties: WarmTieStore | undefined;
   /** Launch specs' match keys, computed once per create (its capacity check and its launch both look). */
   private readonly matchKeys = new WeakMap<LaunchSpec, string>();
@@ -337,21 +339,34 @@ export class WarmPoolBackend implements SandboxBackend {
   }
 
   /**
-   * Refills once takes pause (each take pushes the refill back), for every take before it: during
-   * a burst, launching replacements would compete for the CPU with the creates the pool serves.
-   * A stream of takes that never pauses still refills, `REFILL_MAX_WAIT_MS` after its first take.
+   * Refills once takes pause, for every take before it: during a burst, launching replacements
+   * would compete for the CPU with the creates the pool serves, and with their first commands,
+   * which follow the takes (so a call on a taken sandbox pushes the refill back as a take does:
+   * `noteServed`). A stream that never pauses still refills, `REFILL_MAX_WAIT_MS` after its first take.
    */
   private refillSoon(): void {
     const now = this.d.clock.now().getTime();
     this.refillSinceMs ??= now;
-    if (this.refillTimer) clearTimeout(this.refillTimer);
-    const wait = Math.max(0, Math.min(REFILL_QUIET_MS, this.refillSinceMs + REFILL_MAX_WAIT_MS - now));
+    this.lastServedMs = now;
+    // A pending timer looks at `lastServedMs` when it fires (cheaper than re-arming on every take).
+    if (!this.refillTimer) this.armRefill(REFILL_QUIET_MS);
+  }
+
+  private armRefill(ms: number): void {
     this.refillTimer = setTimeout(() => {
+      const now = this.d.clock.now().getTime();
+      const due = Math.min(this.lastServedMs + REFILL_QUIET_MS, (this.refillSinceMs ?? now) + REFILL_MAX_WAIT_MS);
+      if (due > now) return this.armRefill(due - now);
       this.refillTimer = undefined;
       this.refillSinceMs = undefined;
       this.kick();
-    }, wait);
+    }, ms);
     this.refillTimer.unref();
+  }
+
+  /** A call on a taken sandbox while a refill waits: more of the burst it waits behind. */
+  private noteServed(sandboxId: string): void {
+    if (this.refillTimer && this.taken.has(sandboxId)) this.lastServedMs = this.d.clock.now().getTime();
   }
 
   private async reconcile(): Promise<void> {
@@ -492,12 +507,14 @@ export class WarmPoolBackend implements SandboxBackend {
     this.warmTakes++;
     this.emit({ sandboxId: spec.sandboxId, state: 'STATE_CREATING', at: this.d.clock.now() });
     this.refillSoon();
-    void this.handOver(hit.member, hit.pool, spec);
+    // Resolved once the sandbox is RUNNING (or FAILED): the create's reply then says so itself, so
+    // the gateway needs no state event to beat the reply to answer a warm create RUNNING.
+    await this.handOver(hit.member, hit.pool, spec);
   }
 
   /**
    * Records the take's tie (so a runner restart adopts the sandbox as the create's), gives the
-   * sandbox the create's files, then reports it RUNNING under the create's id.
+   * sandbox the create's files, then reports it RUNNING under the create's id. Never rejects.
    */
   private async handOver(member: Member, pool: PoolState, spec: LaunchSpec): Promise<void> {
     const warmId = member.id;
@@ -515,7 +532,8 @@ export class WarmPoolBackend implements SandboxBackend {
       this.emit({ sandboxId: spec.sandboxId, state: 'STATE_RUNNING', at: this.d.clock.now() });
     } catch (e) {
       this.emit({ sandboxId: spec.sandboxId, state: 'STATE_FAILED', reason: 'FAILED_TO_START', message: `writing files failed: ${String(e)}`, at: this.d.clock.now() });
-      await this.d.inner.stop(warmId, 0, 'FAILED_TO_START').catch(() => undefined);
+      // Not awaited: the create's reply (FAILED already) does not wait for the sandbox to end.
+      void this.d.inner.stop(warmId, 0, 'FAILED_TO_START').catch(() => undefined);
     }
   }
 
@@ -648,32 +666,39 @@ export class WarmPoolBackend implements SandboxBackend {
   }
 
   exec(sandboxId: string, req: ExecRequest): Promise<ExecResult> {
+    this.noteServed(sandboxId);
     const env = this.envOf(sandboxId, req.env);
     return this.d.inner.exec(this.real(sandboxId), { ...req, ...(env ? { env } : {}) });
   }
 
   execStream(sandboxId: string, req: ExecStreamRequest): Promise<ExecProcess> {
+    this.noteServed(sandboxId);
     const env = this.envOf(sandboxId, req.env);
     return this.d.inner.execStream(this.real(sandboxId), { ...req, ...(env ? { env } : {}) });
   }
 
   readFile(sandboxId: string, path: string): Promise<Readable> {
+    this.noteServed(sandboxId);
     return this.d.inner.readFile(this.real(sandboxId), path);
   }
 
   writeFile(sandboxId: string, path: string, content: Readable | Buffer, mode?: number): Promise<void> {
+    this.noteServed(sandboxId);
     return this.d.inner.writeFile(this.real(sandboxId), path, content, mode);
   }
 
   listDir(sandboxId: string, path: string): Promise<FileStat[]> {
+    this.noteServed(sandboxId);
     return this.d.inner.listDir(this.real(sandboxId), path);
   }
 
   stat(sandboxId: string, path: string): Promise<FileStat> {
+    this.noteServed(sandboxId);
     return this.d.inner.stat(this.real(sandboxId), path);
   }
 
   remove(sandboxId: string, path: string, recursive: boolean): Promise<void> {
+    this.noteServed(sandboxId);
     return this.d.inner.remove(this.real(sandboxId), path, recursive);
   }
 

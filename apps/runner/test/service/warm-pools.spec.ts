@@ -135,7 +135,7 @@ describe('runner warm pools on the local backend', () => {
     const idle = new Set(h.runner.warmPools.memberIds('agents'));
     const launchesBefore = launched.length;
     const coldBefore = h.runner.warmPools.coldLaunches;
-    await h.client.call('create', {
+    const created = await h.client.call('create', {
       sandboxId: 'warm-user-1',
       organizationId: ORG,
       spec: matching({ env: { GREETING: 'hello from the create' }, files: [{ path: '/workspace/note.txt', content: 'the create wrote this' }], tags: ['agent', 'warm'], lifetime: 4 }),
@@ -148,7 +148,10 @@ describe('runner warm pools on the local backend', () => {
     expect(launched.slice(launchesBefore).map((l) => l.sandboxId)).not.toContain('warm-user-1');
     expect(launched.slice(launchesBefore).every((l) => l.sandboxId.startsWith('warm-agents-'))).toBe(true);
     expect(h.runner.warmPools.coldLaunches).toBe(coldBefore);
-    expect(h.events.filter((e) => e.sandboxId === 'warm-user-1').map((e) => e.state)).toEqual(['STATE_PENDING', 'STATE_CREATING', 'STATE_RUNNING']);
+    // Files written and tie persisted before the reply, which says RUNNING itself; the state event
+    // published with it is that last state alone (PENDING and CREATING were superseded in the call).
+    expect(created.sandbox.status.state).toBe('STATE_RUNNING');
+    expect(h.events.filter((e) => e.sandboxId === 'warm-user-1').map((e) => e.state)).toEqual(['STATE_RUNNING']);
 
     const r = await h.client.call('exec', {
       sandboxId: 'warm-user-1',

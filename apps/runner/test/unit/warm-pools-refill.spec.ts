@@ -1,4 +1,4 @@
-import type { SandboxSpecInput, WarmPoolInput } from '@paddock/contracts';
+import type { SandboxSpecInput, SandboxStateEvent, WarmPoolInput } from '@paddock/contracts';
 import { WarmPoolSchema } from '@paddock/contracts';
 import { PolicyHolder } from '../../src/policy/policy-holder';
 import { SandboxService, type RunnerLogger } from '../../src/service/sandbox-service';
@@ -28,6 +28,7 @@ describe('warm pool refill', () => {
   let inner: MemoryBackend;
   let warm: WarmPoolBackend;
   let service: SandboxService;
+  let events: SandboxStateEvent[];
   let n = 0;
 
   const setup = async (size: number): Promise<void> => {
@@ -35,6 +36,7 @@ describe('warm pool refill', () => {
       toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date'],
     });
     inner = new MemoryBackend();
+    events = [];
     // Priming a warm sandbox is a file call; the in-memory one answers at once (no real I/O under fake timers).
     inner.stat = async (_id, path) => ({
       path,
@@ -53,7 +55,7 @@ describe('warm pool refill', () => {
       policy,
       capacity: { cpuMillis: 64_000, memoryBytes: 64 * 1024 ** 3, sandboxes: 1_000 },
       caps,
-      publishState: () => undefined,
+      publishState: (e) => void events.push(e),
       clock,
       log: quiet,
       warm,
@@ -64,8 +66,10 @@ describe('warm pool refill', () => {
     await vi.advanceTimersByTimeAsync(10);
     expect(warm.status()[0]).toMatchObject({ size, ready: size });
   };
-  const take = async (): Promise<void> => {
-    await service.create({ sandboxId: `sb-${n++}`, organizationId: 'org-1', spec: matching });
+  const take = async (): Promise<string> => {
+    const sandboxId = `sb-${n++}`;
+    await service.create({ sandboxId, organizationId: 'org-1', spec: matching });
+    return sandboxId;
   };
 
   afterEach(async () => {
@@ -126,5 +130,55 @@ describe('warm pool refill', () => {
     await vi.advanceTimersByTimeAsync(200);
     expect(inner.launches.length).toBe(filled + 2);
     expect(warm.status()[0]).toMatchObject({ ready: 5 });
+  });
+
+  it("pushes the refill back while the taken sandboxes' first commands run too, within the same bound", async () => {
+    await setup(5);
+    const filled = inner.launches.length;
+    const id = await take();
+    // Commands 150 ms apart on the taken sandbox: the burst is still being served, nothing launches.
+    for (let i = 0; i < 4; i++) {
+      await vi.advanceTimersByTimeAsync(150);
+      await service.exec({ sandboxId: id, organizationId: 'org-1', argv: ['true'] });
+    }
+    expect(inner.launches.length).toBe(filled);
+    await vi.advanceTimersByTimeAsync(250);
+    expect(inner.launches.length).toBe(filled + 1);
+    // A sandbox that never pauses its calls does not hold the refill back past the bound.
+    const busy = await take();
+    for (let t = 0; t < 2_100; t += 100) {
+      await service.exec({ sandboxId: busy, organizationId: 'org-1', argv: ['true'] });
+      await vi.advanceTimersByTimeAsync(100);
+    }
+    expect(inner.launches.length).toBe(filled + 2);
+  });
+
+  it("answers a warm take's create RUNNING, publishing that state alone, before the reply", async () => {
+    await setup(2);
+    const sandboxId = `sb-${n++}`;
+    const reply = service.create({ sandboxId, organizationId: 'org-1', spec: matching });
+    // Nothing is published while the create is being answered...
+    expect(events.filter((e) => e.sandboxId === sandboxId)).toEqual([]);
+    const sandbox = await reply;
+    expect(warm.warmIdOf(sandboxId)).toBeDefined();
+    expect(sandbox.status.state).toBe('STATE_RUNNING');
+    expect(sandbox.status.startTime).toBeDefined();
+    // ...and by the reply, the one event of its last state (PENDING and CREATING are superseded).
+    const mine = events.filter((e) => e.sandboxId === sandboxId);
+    expect(mine.map((e) => e.state)).toEqual(['STATE_RUNNING']);
+    expect(mine[0]?.sequence).toBeGreaterThan(0);
+    // Later changes are published as they happen.
+    service.delete({ sandboxId, organizationId: 'org-1', gracePeriodSeconds: 0 });
+    expect(events.filter((e) => e.sandboxId === sandboxId).map((e) => e.state)).toEqual(['STATE_RUNNING', 'STATE_TERMINATING']);
+  });
+
+  it('publishes a cold create\'s states as they happen (nothing held)', async () => {
+    await setup(1);
+    const sandboxId = `sb-${n++}`;
+    const reply = service.create({ sandboxId, organizationId: 'org-1', spec: { ...matching, containers: [{ name: 'main', image: 'local', resources: { cpu: '2', memory: '256Mi' } }] } });
+    expect(events.filter((e) => e.sandboxId === sandboxId).map((e) => e.state)).toEqual(['STATE_PENDING']);
+    await reply;
+    expect(warm.warmIdOf(sandboxId)).toBeUndefined();
+    expect(warm.coldLaunches).toBe(1);
   });
 });
