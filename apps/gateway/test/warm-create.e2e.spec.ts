@@ -104,7 +104,12 @@ describe('gateway: a warm take, end to end', () => {
     nc.subscribe(subjects.allSandboxStates(), { callback: (_e, m) => void seen.push(SandboxStateEventSchema.parse(m.json())) });
     await nc.flush();
     try {
-      await waitFor(() => gw.registry.get('r-warm')?.heartbeat.warmPoolStatus?.find((p) => p.name === 'one')?.ready === 1, {
+      // A heartbeat sent after this test began: the one before may predate the last test's take.
+      const since = gw.registry.get('r-warm')?.heartbeat.sequence ?? 0;
+      await waitFor(() => {
+        const hb = gw.registry.get('r-warm')?.heartbeat;
+        return (hb?.sequence ?? 0) > since && hb?.warmPoolStatus?.find((p) => p.name === 'one')?.ready === 1;
+      }, {
         timeoutMs: 150_000,
         intervalMs: 100,
         what: 'the warm pool refilled',
