@@ -97,7 +97,7 @@ export interface SandboxServiceDeps {
    * The runner's warm pools, when it has any: the capacity their idle sandboxes hold, and whether a
    * launch would take one (its capacity is then already held, so it is not asked for twice).
    */
-  warm?: { held(): { cpuMillis: number; memoryBytes: number; sandboxes: number }; canTake(launch: LaunchSpec): boolean };
+  warm?: { held(): { cpuMillis: number; memoryBytes: number; sandboxes: number }; reserve(launch: LaunchSpec): boolean; release(sandboxId: string): void };
 }
 
 /** What `recover()` did with each sandbox found running at startup. */
@@ -239,7 +239,8 @@ export class SandboxService {
       ...(req.imagePullDockerConfig ? { imagePullDockerConfig: req.imagePullDockerConfig } : {}),
     });
     checkLaunchViolations(resolved, launch, this.d.backend);
-    const takesWarm = this.d.warm?.canTake(launch) ?? false;
+    // Claimed here, before any await: see WarmPoolBackend.reserve.
+    const takesWarm = this.d.warm?.reserve(launch) ?? false;
     this.checkCapacity(allocation, takesWarm);
     // A warm take goes PENDING → CREATING → RUNNING within this call: only the last is published
     // (before the reply, as the others would have been), the reply says as much.
@@ -263,6 +264,8 @@ export class SandboxService {
       }
       return this.view(this.mustGet(rec.sandboxId));
     } finally {
+      // A no-op once the launch took its member (a restore step that failed first gives it back).
+      if (takesWarm) this.d.warm?.release(rec.sandboxId);
       if (takesWarm) this.publishHeld(rec.sandboxId);
     }
   }

@@ -143,6 +143,8 @@ export class WarmPoolBackend implements SandboxBackend {
   private readonly memberPool = new Map<string, string>();
   private readonly draining = new Set<string>();
   private readonly taken = new Map<string, Taken>();
+  /** Members claimed by a create (its sandbox id) that has not launched yet: see `reserve`. */
+  private readonly reserved = new Map<string, { pool: PoolState; member: Member }>();
   private readonly warmToSandbox = new Map<string, string>();
   private readonly listeners: ((e: BackendEvent) => void)[] = [];
   private capacityOf: () => RunnerCapacity = () => ({ cpuMillisFree: 0, memoryBytesFree: 0, sandboxesRunning: 0, sandboxesMax: 0 });
@@ -261,9 +263,48 @@ export class WarmPoolBackend implements SandboxBackend {
     return hold;
   }
 
-  /** Whether `launch` would be served warm now (its capacity is then already held by the pool). */
-  canTake(spec: LaunchSpec): boolean {
-    return this.find(spec) !== undefined;
+  /**
+   * Claims an idle member for `spec` now, before the create's first await, so that its launch is
+   * served warm: a check that only looked would let two creates of the same tick both count on
+   * one member, and the second would then launch cold with the capacity check skipped (the pool
+   * held it for the first). True when a member is claimed (its capacity moves from the pool's
+   * hold to the create's own allocation); `release` gives it back if the launch never comes.
+   */
+  reserve(spec: LaunchSpec): boolean {
+    if (this.reserved.has(spec.sandboxId)) return true;
+    const hit = this.find(spec);
+    if (!hit) return false;
+    hit.pool.members.delete(hit.member.id);
+    this.reserved.set(spec.sandboxId, hit);
+    return true;
+  }
+
+  /** Returns a reservation whose launch did not happen (a failed admission step) to its pool. */
+  release(sandboxId: string): void {
+    const r = this.reserved.get(sandboxId);
+    if (!r) return;
+    this.reserved.delete(sandboxId);
+    const { pool, member } = r;
+    // Only into the same pool still holding the member: a drained, resized or ended one is not
+    // handed back (the reconcile replaces what is missing).
+    if (this.holds(pool, member)) pool.members.set(member.id, member);
+    else this.retire(member);
+    this.kick();
+  }
+
+  /** Whether `member` is alive and its pool still the one in force (not removed, resized away or changed). */
+  private holds(pool: PoolState, member: Member): boolean {
+    return this.pools.get(pool.def.name) === pool && this.memberPool.get(member.id) === pool.def.name && !this.draining.has(member.id);
+  }
+
+  /** Stops a reserved member that its pool no longer wants, as a drain would have (a no-op once it ended). */
+  private retire(member: Member): void {
+    if (!this.memberPool.has(member.id) || this.draining.has(member.id)) return;
+    this.drainingMembers.set(member.id, member);
+    this.draining.add(member.id);
+    this.d.inner.stop(member.id, 0, 'STOPPED_BY_USER').catch((e: unknown) => {
+      this.d.log.warn('Failed to stop a drained warm sandbox', { warmId: member.id, error: String(e) });
+    });
   }
 
   /** The warm id under a taken sandbox's id (undefined when it launched cold). */
@@ -483,6 +524,18 @@ export class WarmPoolBackend implements SandboxBackend {
     return undefined;
   }
 
+  /** The member reserved for this launch, while it is still alive and idle in its pool's keeping. */
+  private takeReserved(spec: LaunchSpec): { pool: PoolState; member: Member } | undefined {
+    const r = this.reserved.get(spec.sandboxId);
+    if (!r) return undefined;
+    this.reserved.delete(spec.sandboxId);
+    if (this.holds(r.pool, r.member) && this.matchKeyOf(spec) === r.pool.key) return r;
+    // Ended, or its pool was drained meanwhile: the launch looks again (or starts cold, rarely
+    // past the capacity its create was admitted under, for a window of one await).
+    this.retire(r.member);
+    return undefined;
+  }
+
   private matchKeyOf(spec: LaunchSpec): string {
     let key = this.matchKeys.get(spec);
     if (key === undefined) {
@@ -494,7 +547,7 @@ export class WarmPoolBackend implements SandboxBackend {
 
   async launch(spec: LaunchSpec): Promise<void> {
     if (this.taken.has(spec.sandboxId)) return;
-    const hit = this.find(spec);
+    const hit = this.takeReserved(spec) ?? this.find(spec);
     if (!hit) {
       this.coldLaunches++;
       return this.d.inner.launch(spec);
@@ -591,7 +644,11 @@ export class WarmPoolBackend implements SandboxBackend {
     if (poolName !== undefined) {
       const pool = this.pools.get(poolName);
       const member = pool?.members.get(e.sandboxId);
-      if (!pool || !member) return;
+      if (!pool || !member) {
+        // A reserved member that ends before its create launches: that launch must not take it.
+        if (isTerminalSandboxState(e.state)) this.memberPool.delete(e.sandboxId);
+        return;
+      }
       if (e.state === 'STATE_RUNNING') {
         pool.failures = 0;
         if (pool.error?.startsWith('warm sandbox failed')) delete pool.error;

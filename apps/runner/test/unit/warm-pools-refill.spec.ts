@@ -31,7 +31,7 @@ describe('warm pool refill', () => {
   let events: SandboxStateEvent[];
   let n = 0;
 
-  const setup = async (size: number): Promise<void> => {
+  const setup = async (size: number, sandboxesMax = 1_000): Promise<void> => {
     vi.useFakeTimers({
       toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date'],
     });
@@ -53,7 +53,7 @@ describe('warm pool refill', () => {
       backend: warm,
       identity,
       policy,
-      capacity: { cpuMillis: 64_000, memoryBytes: 64 * 1024 ** 3, sandboxes: 1_000 },
+      capacity: { cpuMillis: 64_000, memoryBytes: 64 * 1024 ** 3, sandboxes: sandboxesMax },
       caps,
       publishState: (e) => void events.push(e),
       clock,
@@ -76,6 +76,42 @@ describe('warm pool refill', () => {
     service.close();
     await warm.close();
     vi.useRealTimers();
+  });
+
+  it('claims the warm sandbox at admission: of two creates in one tick on a full runner with one warm, the second is refused for capacity, not launched cold past it', async () => {
+    // Room for one sandbox, which the pool's one warm member holds.
+    await setup(1, 1);
+    const filled = inner.launches.length;
+    const [a, b] = await Promise.allSettled([take(), take()]);
+    expect(a.status).toBe('fulfilled');
+    expect(b.status).toBe('rejected');
+    expect(String((b as PromiseRejectedResult).reason)).toMatch(/capacity/);
+    expect(warm.warmTakes).toBe(1);
+    expect(warm.coldLaunches).toBe(0);
+    expect(inner.launches.length).toBe(filled);
+    expect(service.capacity()).toMatchObject({ sandboxesRunning: 1, sandboxesMax: 1 });
+  });
+
+  it('gives an unlaunched claim back to its pool, or stops the member when its pool is gone meanwhile', async () => {
+    await setup(2);
+    const launchOf = (sandboxId: string) => ({ ...inner.launches[0], sandboxId, labels: {}, lifetimeSeconds: 300 }) as (typeof inner.launches)[number];
+    expect(warm.reserve(launchOf('sb-claim-1'))).toBe(true);
+    expect(warm.status()[0]).toMatchObject({ ready: 1 });
+    expect(warm.held().sandboxes).toBe(1);
+    warm.release('sb-claim-1');
+    expect(warm.status()[0]).toMatchObject({ ready: 2 });
+    // Claimed, then the pool is removed: the release stops the member instead of keeping it.
+    expect(warm.reserve(launchOf('sb-claim-2'))).toBe(true);
+    const unclaimed = warm.memberIds('p');
+    warm.configure([]);
+    warm.release('sb-claim-2');
+    await vi.advanceTimersByTimeAsync(10);
+    expect(warm.status()).toEqual([]);
+    // Both members stopped: the idle one by the drain, the claimed one by its release.
+    const stopped = new Set(inner.stops.map((x) => x.sandboxId));
+    expect(stopped.size).toBe(2);
+    expect(unclaimed).toHaveLength(1);
+    expect(stopped.has(unclaimed[0] as string)).toBe(true);
   });
 
   it('waits for a burst of takes to pause before launching any replacement, then replaces every one taken', async () => {
