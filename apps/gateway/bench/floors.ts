@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import { subjects } from '@paddock/contracts';
 import { Pool } from 'pg';
-import { latencyStats, timeSequential, type ThrowawayNats } from '@paddock/testing';
+import { BARE_BWRAP_ROOT, latencyStats, timeSequential, type ThrowawayNats } from '@paddock/testing';
 
 /**
  * The bare parts of the create path, measured in the same run as the gateway figures: one
@@ -180,7 +180,7 @@ export async function bwrapInCgroupMs(n: number): Promise<number[]> {
         'sh',
         [
           '-c',
-          `${join_}; exec bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent sh -c 'echo ready'`,
+          `${join_}; exec bwrap ${BARE_BWRAP_ROOT.join(' ')} --dev /dev --proc /proc --unshare-pid --die-with-parent sh -c 'echo ready'`,
         ],
         {
           stdio: ['ignore', 'pipe', 'pipe'],

@@ -24,7 +24,7 @@ import { mkdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { SandboxStateEventSchema, subjects, type SandboxSpecInput } from '@paddock/contracts';
-import { latencyStats, report, row, startNats, timeSequential, type BenchRow } from '@paddock/testing';
+import { BARE_BWRAP_ROOT, latencyStats, report, row, startNats, timeSequential, type BenchRow } from '@paddock/testing';
 import { LocalBackend } from '../src/backend/local';
 import { parseRunnerEnv } from '../src/config/env';
 import { startRunner } from '../src/runner';
@@ -110,7 +110,7 @@ async function bareBwrapPss(n: number): Promise<number[]> {
   const kids: ChildProcess[] = [];
   for (let i = 0; i < n; i++) {
     kids.push(
-      spawn('/usr/bin/bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--die-with-parent', 'sleep', 'infinity'], {
+      spawn('/usr/bin/bwrap', [...BARE_BWRAP_ROOT, '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--die-with-parent', 'sleep', 'infinity'], {
         stdio: 'ignore',
       }),
     );

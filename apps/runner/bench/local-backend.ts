@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { latencyStats, report, row, timeSequential, type BenchRow, type LatencyStats } from '@paddock/testing';
+import { BARE_BWRAP_ROOT, latencyStats, report, row, timeSequential, type BenchRow, type LatencyStats } from '@paddock/testing';
 import type { BackendEvent, LaunchSpec } from '../src/backend/sandbox-backend';
 import { LocalBackend } from '../src/backend/local';
 
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
 
     // Floors, measured now.
     const bwrapFloor = latencyStats(
-      await timeSequential(() => spawnExit('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--die-with-parent', '/bin/true']), 200),
+      await timeSequential(() => spawnExit('bwrap', [...BARE_BWRAP_ROOT, '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--die-with-parent', '/bin/true']), 200),
     );
     let n = 0;
     const cgFloor = latencyStats(await timeSequential(() => cgroupCycle(cgRoot, n++), 200));
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
       await Promise.all(
         Array.from({ length: BURST }, async () => {
           const t0 = process.hrtime.bigint();
-          await spawnExit('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--die-with-parent', '/bin/true']);
+          await spawnExit('bwrap', [...BARE_BWRAP_ROOT, '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--die-with-parent', '/bin/true']);
           return Number(process.hrtime.bigint() - t0) / 1e6;
         }),
       ),

@@ -15,7 +15,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { SandboxStateEventSchema, subjects, type SandboxState } from '@paddock/contracts';
-import { latencyStats, report, row, startNats, timeSequential, type BenchRow, type LatencyStats } from '@paddock/testing';
+import { BARE_BWRAP_ROOT, latencyStats, report, row, startNats, timeSequential, type BenchRow, type LatencyStats } from '@paddock/testing';
 import { LocalBackend } from '../src/backend/local';
 import { runnerTreeName } from '../src/backend/local/cgroups';
 import { startRunner } from '../src/runner';
@@ -31,7 +31,7 @@ async function bwrapTrue(): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const p = spawn(
       '/usr/bin/bwrap',
-      ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--die-with-parent', '/bin/true'],
+      [...BARE_BWRAP_ROOT, '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-all', '--die-with-parent', '/bin/true'],
       { stdio: 'ignore' },
     );
     p.once('error', reject);

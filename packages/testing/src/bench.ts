@@ -93,3 +93,11 @@ export function report(suite: string, rows: BenchRow[], repoRoot = join(__dirnam
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${suite}.json`), JSON.stringify({ suite, at: new Date().toISOString(), rows }, null, 2));
 }
+
+/**
+ * The root of the benches' bare bwrap floors: /usr read-only with the usr-merged links beside it.
+ * Not a recursive bind of `/`: that copies every mount of the host, and one that comes or goes
+ * meanwhile (another sandbox's network namespace under /run/netns) makes bwrap exit 1 and the
+ * whole bench with it; a sandbox's own root binds only its image in any case.
+ */
+export const BARE_BWRAP_ROOT: readonly string[] = ['--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/sbin', '/sbin'];
