@@ -12,7 +12,8 @@
  *   supervisor, bwrap, the exec daemon: every process of its tree that is not the workload), the
  *   zygote's share spread over all sandboxes, beside a bare `bwrap ... sleep infinity` measured
  *   in the same run.
- * - Quota: exec `true` p50/p99 in a 100m sandbox and in a 1-CPU one, interleaved.
+ * - Exec latency under a small CPU quota is the runner bench's (`runner.ts`: execs paced under the
+ *   quota, and back to back over it, beside a 1-CPU sandbox).
  *
  *   node --conditions=@paddock/source --import tsx bench/density.ts
  *
@@ -185,25 +186,6 @@ async function main(): Promise<void> {
     progress('floors: bare bwrap sleep infinity PSS');
     const bare = latencyStats(await bareBwrapPss(10));
 
-    // Exec latency under a small quota, before the ramp so the machine is quiet.
-    progress('exec under a 100m quota beside a 1-CPU sandbox');
-    const q100 = await create('q-100m', idleSpec('100m'));
-    const q1 = await create('q-1cpu', idleSpec('1'));
-    if (q100 || q1) throw new Error(`quota sandboxes: ${q100 ?? ''} ${q1 ?? ''}`);
-    const small: number[] = [];
-    const big: number[] = [];
-    for (const id of ['q-100m', 'q-1cpu']) await timeSequential(execTrue(id), 0, 10);
-    for (let i = 0; i < EXECS; i++) {
-      small.push(...(await timeSequential(execTrue('q-100m'), 1, 0)));
-      big.push(...(await timeSequential(execTrue('q-1cpu'), 1, 0)));
-    }
-    const s100 = latencyStats(small);
-    const s1 = latencyStats(big);
-    await Promise.all(['q-100m', 'q-1cpu'].map((id) => client.call('delete', { sandboxId: id, organizationId: ORG, gracePeriodSeconds: 0 })));
-    rows.push(
-      row(`exec true p50 (${EXECS}), 100m sandbox`, 'ms', [s100.p50], { floor: { name: '1-CPU sandbox p50, interleaved', median: s1.p50 }, target: '≤ 2×' }),
-      row(`exec true p99 (${EXECS}), 100m sandbox`, 'ms', [s100.p99], { floor: { name: '1-CPU sandbox p99, interleaved', median: s1.p99 }, target: '≤ 2×' }),
-    );
 
     // The ramp.
     progress(`ramp to ${SANDBOXES} idle sandboxes in batches of ${BATCH}`);
