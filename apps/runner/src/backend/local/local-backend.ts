@@ -28,7 +28,7 @@ import type {
   DiskArchiveSink,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
-import { containerStatusesOf, execEnvFor, podLogFile, primaryNameOf } from './container-status';
+import { containerStatusesOf, execEnvFor, planViewOf, podLogFile, primaryNameOf, type PlanView } from './container-status';
 import { buildPod, isPod, LaunchRefused, primaryLayout, sandboxFileToDiskPath, type PodPlanFields } from './containers';
 import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName } from './cgroups';
 import { portNotServed, sandboxNotFound, sandboxNotRunning } from './errors';
@@ -80,6 +80,8 @@ interface SandboxRecord {
   pulling?: boolean;
   /** The primary's exec environment from its plan (written once at launch), kept after the first read. */
   primaryEnv?: Record<string, string>;
+  /** What calls read of its plan, kept from the launch (or the first read, once adopted). */
+  plan?: PlanView;
 }
 
 interface WireEvent {
@@ -407,6 +409,7 @@ export class LocalBackend implements SandboxBackend {
       };
       const planPath = join(rec.dir, 'plan.json');
       writeFileSync(planPath, JSON.stringify(plan), { mode: 0o600 });
+      rec.plan = planViewOf(plan);
       // A slot's supervisor that is gone took its launcher with it: the plan is then started the
       // ordinary way, in the same (renamed, limited) cgroups.
       if (!(slot && (await (this.warm as WarmSlots).handOff(slot, planPath)))) (this.zygote as SupervisorZygote).start(planPath);
@@ -580,9 +583,16 @@ export class LocalBackend implements SandboxBackend {
     return startExec(this.socketPath(rec), { ...req, env: { ...plan, ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state));
   }
 
-  private readPlan(rec: SandboxRecord): SupervisorPlan | undefined {
+  /**
+   * Every create's reply and every get read it (containerStatuses): read and parsed (files and
+   * all) once per sandbox, not per call. The plan is written once per launch and never changed,
+   * so nothing invalidates it; none yet (a launch still pulling its image) is not kept.
+   */
+  private readPlan(rec: SandboxRecord): PlanView | undefined {
+    if (rec.plan) return rec.plan;
     try {
-      return JSON.parse(readFileSync(join(rec.dir, 'plan.json'), 'utf8')) as SupervisorPlan;
+      rec.plan = planViewOf(JSON.parse(readFileSync(join(rec.dir, 'plan.json'), 'utf8')) as SupervisorPlan);
+      return rec.plan;
     } catch {
       return undefined;
     }
