@@ -20,12 +20,35 @@ export const ContainersFileSchema = z.array(
 
 export const CONTAINERS_FILE = 'containers.json';
 
+/**
+ * What the runner keeps in memory of a sandbox's plan: the fields its calls read after the launch
+ * (exec environments, container names, served ports). The rest (the files' contents above all)
+ * stays on disk, in `plan.json`, which is written once per launch and never changed after.
+ */
+export interface PlanView {
+  execEnv: Record<string, string>;
+  primaryName?: string;
+  initContainers?: { name: string }[];
+  sidecars?: { name: string; execEnv: Record<string, string> }[];
+  servicePorts?: number[];
+}
+
+export function planViewOf(plan: SupervisorPlan): PlanView {
+  return {
+    execEnv: plan.execEnv,
+    ...(plan.primaryName !== undefined ? { primaryName: plan.primaryName } : {}),
+    ...(plan.initContainers ? { initContainers: plan.initContainers.map((c) => ({ name: c.name })) } : {}),
+    ...(plan.sidecars ? { sidecars: plan.sidecars.map((c) => ({ name: c.name, execEnv: c.execEnv })) } : {}),
+    ...(plan.servicePorts ? { servicePorts: plan.servicePorts } : {}),
+  };
+}
+
 /** The plan's primary container name (`main` when the sandbox did not name it). */
 export function primaryNameOf(plan: Pick<SupervisorPlan, 'primaryName'>): string {
   return plan.primaryName ?? 'main';
 }
 
-function unknownContainer(container: string, plan: SupervisorPlan): PaddockError {
+function unknownContainer(container: string, plan: PlanView): PaddockError {
   const names = [
     primaryNameOf(plan),
     ...(plan.sidecars ?? []).map((s) => s.name),
@@ -44,7 +67,7 @@ function unknownContainer(container: string, plan: SupervisorPlan): PaddockError
 }
 
 /** Whether `container` (absent = the primary) names the primary. Throws for a name the sandbox has not got. */
-export function isPrimary(plan: SupervisorPlan, container: string | undefined): boolean {
+export function isPrimary(plan: PlanView, container: string | undefined): boolean {
   if (!container || container === primaryNameOf(plan)) return true;
   if (
     (plan.sidecars ?? []).some((s) => s.name === container) ||
@@ -56,7 +79,7 @@ export function isPrimary(plan: SupervisorPlan, container: string | undefined): 
 
 /** The environment an exec in `container` starts with; an init container (finished by then) takes none. */
 export function execEnvFor(
-  plan: SupervisorPlan,
+  plan: PlanView,
   container: string | undefined,
 ): Record<string, string> {
   if (isPrimary(plan, container)) return plan.execEnv;
@@ -83,7 +106,7 @@ export function execEnvFor(
 /** The framed log file of one container of the sandbox. */
 export function podLogFile(
   dir: string,
-  plan: SupervisorPlan | undefined,
+  plan: PlanView | undefined,
   container: string | undefined,
 ): string {
   if (!plan || isPrimary(plan, container)) return join(dir, 'log');
@@ -93,7 +116,7 @@ export function podLogFile(
 /** Init containers first, then the primary, then sidecars; undefined for a sandbox with one container. */
 export function containerStatusesOf(
   dir: string,
-  plan: SupervisorPlan | undefined,
+  plan: PlanView | undefined,
   primary: ContainerStatus,
 ): ContainerStatus[] | undefined {
   if (!plan || ((plan.sidecars?.length ?? 0) === 0 && (plan.initContainers?.length ?? 0) === 0))

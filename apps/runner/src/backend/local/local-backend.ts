@@ -28,10 +28,11 @@ import type {
   DiskArchiveSink,
 } from '../sandbox-backend';
 import { baseEnv, bwrapArgs, resolveImage, WORKSPACE } from './bwrap-args';
-import { containerStatusesOf, execEnvFor, podLogFile, primaryNameOf } from './container-status';
+import { containerStatusesOf, execEnvFor, planViewOf, podLogFile, primaryNameOf, type PlanView } from './container-status';
 import { buildPod, isPod, LaunchRefused, primaryLayout, sandboxFileToDiskPath, type PodPlanFields } from './containers';
 import { detectCgroupMode, killQuietly, RunnerCgroups, runnerTreeName } from './cgroups';
 import { portNotServed, sandboxNotFound, sandboxNotRunning } from './errors';
+import { CallActivity } from './call-activity';
 import { runExec, startExec } from './exec-client';
 import { FileClient } from './file-client';
 import { fromOffset, LogCursor, tailLines } from './log-file';
@@ -80,6 +81,8 @@ interface SandboxRecord {
   pulling?: boolean;
   /** The primary's exec environment from its plan (written once at launch), kept after the first read. */
   primaryEnv?: Record<string, string>;
+  /** What calls read of its plan, kept from the launch (or the first read, once adopted). */
+  plan?: PlanView;
 }
 
 interface WireEvent {
@@ -119,6 +122,8 @@ export class LocalBackend implements SandboxBackend {
   private zygote?: SupervisorZygote;
   private warm?: WarmSlots;
   private readonly net: SandboxNetworks;
+  /** Calls on sandboxes being served: pre-built network links wait for them to pause. */
+  private readonly activity = new CallActivity();
   private closed = false;
   private imageStore?: ImageStore;
 
@@ -130,7 +135,7 @@ export class LocalBackend implements SandboxBackend {
       });
     }
     this.o = resolveOptions(options);
-    this.net = new SandboxNetworks({ runnerId: this.o.runnerId, stateDir: this.o.stateDir, ipPath: this.o.ipPath, nftPath: this.o.nftPath, hostResolvConf: this.o.hostResolvConf, warmLinks: this.o.warmLinks });
+    this.net = new SandboxNetworks({ runnerId: this.o.runnerId, stateDir: this.o.stateDir, ipPath: this.o.ipPath, nftPath: this.o.nftPath, hostResolvConf: this.o.hostResolvConf, warmLinks: this.o.warmLinks, activity: this.activity });
   }
 
   get stateDir(): string {
@@ -407,6 +412,7 @@ export class LocalBackend implements SandboxBackend {
       };
       const planPath = join(rec.dir, 'plan.json');
       writeFileSync(planPath, JSON.stringify(plan), { mode: 0o600 });
+      rec.plan = planViewOf(plan);
       // A slot's supervisor that is gone took its launcher with it: the plan is then started the
       // ordinary way, in the same (renamed, limited) cgroups.
       if (!(slot && (await (this.warm as WarmSlots).handOff(slot, planPath)))) (this.zygote as SupervisorZygote).start(planPath);
@@ -570,19 +576,37 @@ export class LocalBackend implements SandboxBackend {
   async exec(sandboxId: string, req: ExecRequest): Promise<ExecResult> {
     const rec = this.runningRecord(sandboxId);
     requireArgv(req.argv);
-    return runExec(this.socketPath(rec), { ...req, env: { ...this.planEnv(rec, req.container), ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state));
+    return this.served(() => runExec(this.socketPath(rec), { ...req, env: { ...this.planEnv(rec, req.container), ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state)));
   }
 
   async execStream(sandboxId: string, req: ExecStreamRequest): Promise<ExecProcess> {
     const rec = this.runningRecord(sandboxId);
     requireArgv(req.argv);
     const plan = this.planEnv(rec, req.container);
-    return startExec(this.socketPath(rec), { ...req, env: { ...plan, ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state));
+    // Its start only: a stream may stay open for hours, which must not hold background work back.
+    return this.served(() => startExec(this.socketPath(rec), { ...req, env: { ...plan, ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state)));
   }
 
-  private readPlan(rec: SandboxRecord): SupervisorPlan | undefined {
+  /** Runs a call on a sandbox as one the backend's background work waits for (CallActivity). */
+  private async served<T>(call: () => Promise<T>): Promise<T> {
+    const end = this.activity.begin();
     try {
-      return JSON.parse(readFileSync(join(rec.dir, 'plan.json'), 'utf8')) as SupervisorPlan;
+      return await call();
+    } finally {
+      end();
+    }
+  }
+
+  /**
+   * Every create's reply and every get read it (containerStatuses): read and parsed (files and
+   * all) once per sandbox, not per call. The plan is written once per launch and never changed,
+   * so nothing invalidates it; none yet (a launch still pulling its image) is not kept.
+   */
+  private readPlan(rec: SandboxRecord): PlanView | undefined {
+    if (rec.plan) return rec.plan;
+    try {
+      rec.plan = planViewOf(JSON.parse(readFileSync(join(rec.dir, 'plan.json'), 'utf8')) as SupervisorPlan);
+      return rec.plan;
     } catch {
       return undefined;
     }
@@ -624,11 +648,11 @@ export class LocalBackend implements SandboxBackend {
   }
 
   async writeFile(sandboxId: string, path: string, content: Readable | Buffer, mode?: number): Promise<void> {
-    await this.files(sandboxId).write(path, content, mode);
+    await this.served(() => this.files(sandboxId).write(path, content, mode));
   }
 
   async listDir(sandboxId: string, path: string): Promise<FileStat[]> {
-    return this.files(sandboxId).list(path);
+    return this.served(() => this.files(sandboxId).list(path));
   }
 
   async stat(sandboxId: string, path: string): Promise<FileStat> {
@@ -636,7 +660,7 @@ export class LocalBackend implements SandboxBackend {
   }
 
   async remove(sandboxId: string, path: string, recursive: boolean): Promise<void> {
-    return this.files(sandboxId).remove(path, recursive);
+    return this.served(() => this.files(sandboxId).remove(path, recursive));
   }
 
   async pause(sandboxId: string, reason: SandboxStateReason = 'PAUSED_BY_USER'): Promise<void> {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { formatIpv4, parseIpv4, parseIpv4Cidr, SANDBOX_LINK_RANGE, type Ipv4Block } from './cidr';
 import { baseTableScript, checkEgressGrant, sandboxChainScript, SANDBOX_VETH_PREFIX, tableOwner, type EgressGrant, type RunnerNetNames, type SandboxLink } from './nft-ruleset';
 import { sandboxResolvConf } from './resolvers';
+import type { CallActivity } from '../call-activity';
 import { runTool } from './run-tool';
 
 export interface SandboxNetworksOptions {
@@ -16,6 +17,8 @@ export interface SandboxNetworksOptions {
   hostResolvConf: string;
   /** Links kept built ahead of demand (0: every egress launch builds its own). */
   warmLinks: number;
+  /** The backend's calls: pre-builds wait (bounded) for them to pause. */
+  activity?: CallActivity;
 }
 
 /** What a launch needs to put its sandbox on its link. */
@@ -98,6 +101,8 @@ export class SandboxNetworks {
     } else {
       await runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers));
     }
+    // The launch is a call too: the pre-build it starts waits past the sandbox's first commands.
+    this.o.activity?.begin()();
     this.refillWarm();
     return { netnsPath: `/run/netns/${link.netns}`, resolvConfPath: join(this.dir, 'resolv.conf') };
   }
@@ -142,6 +147,9 @@ export class SandboxNetworks {
     void (async () => {
       try {
         while (!this.closed && this.warm.length < this.o.warmLinks) {
+          // Off the path of the calls being served (the launch that took a link, its first commands).
+          await this.o.activity?.quiet(() => this.closed);
+          if (this.closed) break;
           const id = `_warm-${process.pid}-${++this.warmSeq}`;
           this.building.add(id);
           try {
