@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 export interface CpuGroups {
   gateway: number;
   runner: number;
-  /** The runner's descendants: sandboxes' exec daemons and their spares, the supervisors (python), the rest (bwrap, the sandboxes' own). */
+  /** The runner's descendants: sandboxes' exec daemons and their spawners, the supervisors (python), the rest (bwrap, the sandboxes' own). */
   execDaemons: number;
   supervisors: number;
   sandboxesOther: number;

@@ -336,7 +336,7 @@ async function main(): Promise<void> {
         [
           ['gateway', 'gateway'],
           ['runner', 'runner (node)'],
-          ['execDaemons', 'exec daemons and their spares (paddock-execd, paddock-spare)'],
+          ['execDaemons', 'exec daemons and their spawners (paddock-execd, paddock-spawner)'],
           ['supervisors', 'supervisors (python)'],
           ['sandboxesOther', "sandboxes' other processes (bwrap, the sandboxes' own)"],
           ['postgres', 'postgres'],
