@@ -264,9 +264,11 @@ export class SandboxService {
       }
       return this.view(this.mustGet(rec.sandboxId));
     } finally {
-      // A no-op once the launch took its member (a restore step that failed first gives it back).
-      if (takesWarm) this.d.warm?.release(rec.sandboxId);
-      if (takesWarm) this.publishHeld(rec.sandboxId);
+      if (takesWarm) {
+        // A no-op once the launch took its member (a restore step that failed first gives it back).
+        this.d.warm?.release(rec.sandboxId);
+        this.publishHeld(rec.sandboxId);
+      }
     }
   }
 

@@ -297,12 +297,12 @@ export class WarmPoolBackend implements SandboxBackend {
     return this.pools.get(pool.def.name) === pool && this.memberPool.get(member.id) === pool.def.name && !this.draining.has(member.id);
   }
 
-  /** Stops a reserved member that its pool no longer wants, as a drain would have (a no-op once it ended). */
-  private retire(member: Member): void {
+  /** Stops a member its pool no longer wants (drained, aged out, or a claim given back too late); a no-op once it ended. */
+  private retire(member: Member, reason: 'STOPPED_BY_USER' | 'LIFETIME_EXPIRED' = 'STOPPED_BY_USER'): void {
     if (!this.memberPool.has(member.id) || this.draining.has(member.id)) return;
     this.drainingMembers.set(member.id, member);
     this.draining.add(member.id);
-    this.d.inner.stop(member.id, 0, 'STOPPED_BY_USER').catch((e: unknown) => {
+    this.d.inner.stop(member.id, 0, reason).catch((e: unknown) => {
       this.d.log.warn('Failed to stop a drained warm sandbox', { warmId: member.id, error: String(e) });
     });
   }
@@ -358,11 +358,7 @@ export class WarmPoolBackend implements SandboxBackend {
     const order = [...pool.members.values()].sort((a, b) => Number(a.ready) - Number(b.ready));
     for (const m of order.slice(0, n)) {
       pool.members.delete(m.id);
-      this.drainingMembers.set(m.id, m);
-      this.draining.add(m.id);
-      this.d.inner.stop(m.id, 0, 'STOPPED_BY_USER').catch((e: unknown) => {
-        this.d.log.warn('Failed to stop a drained warm sandbox', { warmId: m.id, error: String(e) });
-      });
+      this.retire(m);
     }
   }
 
@@ -492,9 +488,7 @@ export class WarmPoolBackend implements SandboxBackend {
       for (const m of [...pool.members.values()]) {
         if (m.ready && m.deadlineMs - now < lifetimeMs + 2 * MAINTENANCE_MS) {
           pool.members.delete(m.id);
-          this.drainingMembers.set(m.id, m);
-          this.draining.add(m.id);
-          void this.d.inner.stop(m.id, 0, 'LIFETIME_EXPIRED').catch(() => undefined);
+          this.retire(m, 'LIFETIME_EXPIRED');
         }
       }
     }
