@@ -180,7 +180,7 @@ export class SandboxLifecycleService {
           labels: row.request_id ? { requestId: row.request_id } : {},
           ...secrets,
         });
-            placement.attempts.push({ runnerId, outcome: 'accepted' });
+        placement.attempts.push({ runnerId, outcome: 'accepted' });
         placement.winner = runnerId;
         // Published before the reply: folded into what the accept writes; another runner's after it.
         const { observation, others } = foldHeld(this.creates.end(row.id), runnerId, observationFromSandbox(created));
@@ -188,7 +188,7 @@ export class SandboxLifecycleService {
         const rank = (SANDBOX_STATE_RANK as Readonly<Record<string, number | undefined>>)[accepted?.state ?? ''];
         if (rank !== undefined) this.creates.noteRank(row.id, rank);
         await this.applyHeld(others);
-            this.placement.notePlaced(runnerId);
+        this.placement.notePlaced(runnerId);
         this.metrics.creates.inc({ outcome: 'accepted' });
         return this.view(accepted ?? (await this.repo.findAnyById(row.id)) ?? row);
       } catch (e) {
