@@ -564,6 +564,10 @@ export class LocalBackend implements SandboxBackend {
       const code = (e as NodeJS.ErrnoException).code;
       const supervisorAlive = rec.supervisorPid !== undefined && pidAlive(rec.supervisorPid);
       if (code !== 'ENOENT' || !supervisorAlive) {
+        // A supervisor that answers a stop by exiting (during an init container, say) can close
+        // its socket before the reply arrives: its end is then observed as after a reply, and the
+        // sandbox stays known (logs, statuses) instead of being reaped and forgotten.
+        if (!supervisorAlive && (await Promise.race([rec.terminal.then(() => true), delay(1_000).then(() => false)]))) return;
         await this.reap(sandboxId, reason);
         return;
       }
