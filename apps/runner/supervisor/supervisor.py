@@ -289,8 +289,6 @@ class Supervisor:
       # Left blocking (its handler needs it so); the header is peeked at with MSG_DONTWAIT.
       self.pending[conn.fileno()] = conn
       poller.register(conn.fileno(), select.POLLIN)
-      # The runner writes the header with its connect: usually here already, read without another poll.
-      self.read_header(poller, conn.fileno())
 
   def read_header(self, poller, fd):
     conn = self.pending[fd]

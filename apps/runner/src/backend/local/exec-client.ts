@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { constants } from 'node:os';
 import { PaddockError } from '@paddock/contracts';
 import type { ExecProcess, ExecRequest, ExecResult, ExecStreamRequest } from '../sandbox-backend';
-import { openUnix, readReply, sendLine } from './socket-io';
+import { connectUnix, readReply, sendLine } from './socket-io';
 
 const KILL_REPORT_TIMEOUT_MS = 5_000;
 
@@ -20,18 +20,14 @@ export async function startExec(
   onStreams?: (io: Socket, err: Socket) => void,
 ): Promise<ExecProcess> {
   const id = randomUUID();
-  const conns = [openUnix(socketPath), openUnix(socketPath), openUnix(socketPath)] as const;
-  // Each request is written with its connect: the supervisor finds it as it accepts the connection.
-  sendLine(conns[0].sock, { op: 'exec', role: 'ctl', id, argv: req.argv, env: req.env, cwd: req.cwd, tty: !!req.tty, cols: req.cols, rows: req.rows, ...(req.container ? { container: req.container } : {}) });
-  sendLine(conns[1].sock, { op: 'attach', role: 'io', id });
-  sendLine(conns[2].sock, { op: 'attach', role: 'err', id });
-  let ctl: Socket, io: Socket, err: Socket;
-  try {
-    [ctl, io, err] = await Promise.all([conns[0].connected, conns[1].connected, conns[2].connected]);
-  } catch (e) {
-    for (const c of conns) c.sock.destroy();
-    throw e;
-  }
+  const [ctl, io, err] = await Promise.all([connectUnix(socketPath), connectUnix(socketPath), connectUnix(socketPath)]);
+  // A supervisor that goes away between the connect and our writes makes them fail with EPIPE. That
+  // error must not reach the process as an uncaught one (it would end the runner): the command's
+  // fate is read from ctl's reply, and consumers of io/err still see their 'close'.
+  for (const s of [ctl, io, err]) s.on('error', () => undefined);
+  sendLine(ctl, { op: 'exec', role: 'ctl', id, argv: req.argv, env: req.env, cwd: req.cwd, tty: !!req.tty, cols: req.cols, rows: req.rows, ...(req.container ? { container: req.container } : {}) });
+  sendLine(io, { op: 'attach', role: 'io', id });
+  sendLine(err, { op: 'attach', role: 'err', id });
   // A command that fails at once closes its streams before the caller could attach to them.
   onStreams?.(io, err);
   let first;

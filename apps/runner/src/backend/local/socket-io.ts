@@ -13,14 +13,6 @@ const MAX_UNIX_PATH = 100;
  * same way (`apps/runner/supervisor/supervisor.py`).
  */
 export function connectUnix(path: string): Promise<Socket> {
-  return openUnix(path).connected;
-}
-
-/**
- * Starts connecting and returns the socket at once, so that a request can be written with the
- * connect (node queues it until the connection is up) instead of an event-loop turn after it.
- */
-export function openUnix(path: string): { sock: Socket; connected: Promise<Socket> } {
   let dirFd: number | undefined;
   let address = path;
   if (Buffer.byteLength(path) > MAX_UNIX_PATH) {
@@ -31,8 +23,8 @@ export function openUnix(path: string): { sock: Socket; connected: Promise<Socke
     if (dirFd !== undefined) closeSync(dirFd);
     dirFd = undefined;
   };
-  const sock = connect(address);
-  const connected = new Promise<Socket>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
+    const sock = connect(address);
     const onError = (e: Error): void => {
       release();
       sock.destroy();
@@ -45,7 +37,6 @@ export function openUnix(path: string): { sock: Socket; connected: Promise<Socke
       resolve(sock);
     });
   });
-  return { sock, connected };
 }
 
 export function sendLine(sock: Socket, obj: unknown): void {
