@@ -135,11 +135,10 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-/** Bounded memo lookup: cleared whole when full (O(1), safe under adversarial input). */
-export function memoized(memo: Map<string, boolean>, key: string, compute: () => boolean): boolean {
-  const hit = memo.get(key);
-  if (hit !== undefined) return hit;
-  const v = compute();
+/** Stores one answer in a bounded memo (cleared whole when full: O(1), safe under adversarial
+ * input) and returns it. Callers look up with `memo.get` first and compute inline, so a hit
+ * allocates no closure. */
+export function memoStore(memo: Map<string, boolean>, key: string, v: boolean): boolean {
   if (memo.size >= 2048) memo.clear();
   memo.set(key, v);
   return v;

@@ -6,7 +6,7 @@ import * as m_check from './check';
 
 // Hot-path helpers bound once: transpilers (tsx/esbuild) turn imported names into getter
 // calls on every use, which cost ~10% of a resolution. Locals are plain calls.
-const { memoized } = m_compile;
+const { memoStore } = m_compile;
 const { imageAllowedByList, imageAllowedByRegistries, pinnedDigestsFor } = m_image;
 const { addViolation, join, show } = m_violations;
 const { CONSTRAINT } = m_check;
@@ -20,7 +20,7 @@ export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput):
     const via = w.specImage ? '' : ' (the platform default image)';
     if (
       p.registries.length &&
-      !memoized(p.memo.registries, image, () => imageAllowedByRegistries(image, p.registries))
+      !byRegistries(p.memo.registries, image, p.registries)
     ) {
       addViolation(
         sink,
@@ -31,7 +31,7 @@ export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput):
       );
     }
     const pins =
-      p.images.length && !memoized(p.memo.images, image, () => imageAllowedByList(image, p.images))
+      p.images.length && !byList(p.memo.images, image, p.images)
         ? pinnedDigestsFor(image, p.images)
         : undefined;
     // A tag of a pinned repository is admitted on condition; the runner checks what it resolves to.
@@ -55,4 +55,15 @@ export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput):
       );
     }
   }
+}
+
+/** Memoized per policy by image reference (a lookup that hits allocates nothing). */
+function byRegistries(memo: Map<string, boolean>, image: string, registries: string[]): boolean {
+  const hit = memo.get(image);
+  return hit !== undefined ? hit : memoStore(memo, image, imageAllowedByRegistries(image, registries));
+}
+
+function byList(memo: Map<string, boolean>, image: string, images: string[]): boolean {
+  const hit = memo.get(image);
+  return hit !== undefined ? hit : memoStore(memo, image, imageAllowedByList(image, images));
 }

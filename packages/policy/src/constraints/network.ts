@@ -11,7 +11,7 @@ import * as m_check from './check';
 
 // Hot-path helpers bound once: transpilers (tsx/esbuild) turn imported names into getter
 // calls on every use, which cost ~10% of a resolution. Locals are plain calls.
-const { memoized } = m_compile;
+const { memoStore } = m_compile;
 const { describeRule, ruleContained, ruleKey } = m_network;
 const { INVALID_RULE } = m_spec_network;
 const { addViolation, idx, join } = m_violations;
@@ -66,7 +66,7 @@ function checkDirection(
     } else if (
       fromSpec &&
       envelope.length &&
-      !memoized(memo, ruleKey(r), () => ruleContained(r, envelope))
+      !contained(memo, r, envelope)
     ) {
       addViolation(
         sink,
@@ -106,6 +106,13 @@ export function checkNetwork({ read, merged, policy: p, caps, sink }: Constraint
     }
   }
   if (!ingress.denyAll) checkDirection('ingress', ingress, read.network.ingress, p, caps, sink);
+}
+
+/** Whether a declared rule lies inside the envelope, memoized per policy by the rule's key. */
+function contained(memo: Map<string, boolean>, r: NormRule, envelope: NormRule[]): boolean {
+  const key = ruleKey(r);
+  const hit = memo.get(key);
+  return hit !== undefined ? hit : memoStore(memo, key, ruleContained(r, envelope));
 }
 
 function portsText(r: NormRule): string {
