@@ -16,7 +16,6 @@ const { CONSTRAINT } = m_check;
 export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput): void {
   for (const w of merged.all) {
     const image = w.out.image;
-    const ip = join(w.path, 'image');
     const via = w.specImage ? '' : ' (the platform default image)';
     if (
       p.registries.length &&
@@ -24,7 +23,7 @@ export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput):
     ) {
       addViolation(
         sink,
-        ip,
+        join(w.path, 'image'),
         'allowed_registries',
         `image ${show(image)}${via} is not from an allowed registry ${show(p.registries)} (${CONSTRAINT.allowedRegistries})`,
         { requested: image, limit: p.registries, constraint: CONSTRAINT.allowedRegistries },
@@ -39,7 +38,7 @@ export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput):
     else if (pins) {
       addViolation(
         sink,
-        ip,
+        join(w.path, 'image'),
         'allowed_images',
         `image ${show(image)}${via} is not in the policy's allowed images ${show(p.images)} (${CONSTRAINT.allowedImages})`,
         { requested: image, limit: p.images, constraint: CONSTRAINT.allowedImages },
@@ -48,7 +47,7 @@ export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput):
     if (caps.images.length && !caps.images.includes(image)) {
       addViolation(
         sink,
-        ip,
+        join(w.path, 'image'),
         'runner_capability',
         `image ${show(image)}${via} is not available on the runner (available: ${caps.images.join(', ')})`,
         { requested: image, limit: caps.images },

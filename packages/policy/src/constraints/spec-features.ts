@@ -24,7 +24,11 @@ interface Honoured {
  * resolved against many requests (treated as a value, as policies are). */
 const honouredCache = new WeakMap<readonly SpecFeature[], Honoured>();
 
-function honouredOf(features: readonly SpecFeature[]): Honoured {
+/** Capabilities built by hand without the list: none honoured, as the schema's default says. */
+const NOTHING_HONOURED: Honoured = { set: new Set(), all: false, length: 0 };
+
+function honouredOf(features: readonly SpecFeature[] | undefined): Honoured {
+  if (!Array.isArray(features)) return NOTHING_HONOURED;
   let h = honouredCache.get(features);
   if (h === undefined || h.length !== features.length) {
     const set = new Set(features);
