@@ -53,6 +53,8 @@ export interface CompiledPolicy {
    * rule key, registry and image-list matches by image reference. */
   memo: {
     egress: Map<string, boolean>;
+    /** httpsHostname egress rules by host alone (their key is the host; no string is built). */
+    egressHosts: Map<string, boolean>;
     ingress: Map<string, boolean>;
     registries: Map<string, boolean>;
     images: Map<string, boolean>;
@@ -195,7 +197,13 @@ function build(policy: Policy): CompiledPolicy {
     ),
     defaultEgressRules: [],
     defaultIngressRules: [],
-    memo: { egress: new Map(), ingress: new Map(), registries: new Map(), images: new Map() },
+    memo: {
+      egress: new Map(),
+      egressHosts: new Map(),
+      ingress: new Map(),
+      registries: new Map(),
+      images: new Map(),
+    },
     base: compileBase(policy.base),
   };
   compiled.defaultEgressRules = deepFreeze(compiled.defaultEgress.map((r) => r.rule));

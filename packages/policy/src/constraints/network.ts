@@ -66,7 +66,7 @@ function checkDirection(
     } else if (
       fromSpec &&
       envelope.length &&
-      !contained(memo, r, envelope)
+      !contained(memo, dir === 'egress' ? p.memo.egressHosts : null, r, envelope)
     ) {
       addViolation(
         sink,
@@ -108,11 +108,19 @@ export function checkNetwork({ read, merged, policy: p, caps, sink }: Constraint
   if (!ingress.denyAll) checkDirection('ingress', ingress, read.network.ingress, p, caps, sink);
 }
 
-/** Whether a declared rule lies inside the envelope, memoized per policy by the rule's key. */
-function contained(memo: Map<string, boolean>, r: NormRule, envelope: NormRule[]): boolean {
-  const key = ruleKey(r);
-  const hit = memo.get(key);
-  return hit !== undefined ? hit : memoStore(memo, key, ruleContained(r, envelope));
+/** Whether a declared rule lies inside the envelope, memoized per policy by the rule's key; an
+ * egress hostname rule (whose key is its host) by the host itself, in `hosts`, so no key is built. */
+function contained(
+  memo: Map<string, boolean>,
+  hosts: Map<string, boolean> | null,
+  r: NormRule,
+  envelope: NormRule[],
+): boolean {
+  const byHost = hosts !== null && r.kind === 'httpsHostname';
+  const m = byHost ? hosts : memo;
+  const key = byHost ? (r.host ?? '') : ruleKey(r);
+  const hit = m.get(key);
+  return hit !== undefined ? hit : memoStore(m, key, ruleContained(r, envelope));
 }
 
 function portsText(r: NormRule): string {
