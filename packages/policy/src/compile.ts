@@ -53,6 +53,8 @@ export interface CompiledPolicy {
    * rule key, registry and image-list matches by image reference. */
   memo: {
     egress: Map<string, boolean>;
+    /** httpsHostname egress rules by host alone (their key is the host; no string is built). */
+    egressHosts: Map<string, boolean>;
     ingress: Map<string, boolean>;
     registries: Map<string, boolean>;
     images: Map<string, boolean>;
@@ -135,11 +137,10 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-/** Bounded memo lookup: cleared whole when full (O(1), safe under adversarial input). */
-export function memoized(memo: Map<string, boolean>, key: string, compute: () => boolean): boolean {
-  const hit = memo.get(key);
-  if (hit !== undefined) return hit;
-  const v = compute();
+/** Stores one answer in a bounded memo (cleared whole when full: O(1), safe under adversarial
+ * input) and returns it. Callers look up with `memo.get` first and compute inline, so a hit
+ * allocates no closure. */
+export function memoStore(memo: Map<string, boolean>, key: string, v: boolean): boolean {
   if (memo.size >= 2048) memo.clear();
   memo.set(key, v);
   return v;
@@ -196,7 +197,13 @@ function build(policy: Policy): CompiledPolicy {
     ),
     defaultEgressRules: [],
     defaultIngressRules: [],
-    memo: { egress: new Map(), ingress: new Map(), registries: new Map(), images: new Map() },
+    memo: {
+      egress: new Map(),
+      egressHosts: new Map(),
+      ingress: new Map(),
+      registries: new Map(),
+      images: new Map(),
+    },
     base: compileBase(policy.base),
   };
   compiled.defaultEgressRules = deepFreeze(compiled.defaultEgress.map((r) => r.rule));

@@ -29,79 +29,189 @@ const nonEmptyMap = (v: unknown): boolean => isObj(v) && Object.keys(v).length >
 /** The seccomp profile every backend applies already; asking for it asks for nothing. */
 const PLATFORM_SECCOMP = 'RuntimeDefault';
 
+/** No feature honoured: every use is reported. */
+const NONE: ReadonlySet<SpecFeature> = new Set();
+
 /**
  * Every feature use in `spec`. `primaryContainer` is the primary the reader resolved (so the
  * other containers are the extra ones).
  */
 export function specFeatureUses(spec: Obj, primaryContainer: string): SpecFeatureUse[] {
   const uses: SpecFeatureUse[] = [];
-  const use = (feature: SpecFeature, field: string): void => {
-    uses.push({ feature, field });
-  };
-  const containers = objects(spec.containers);
-  if (containers.length > 1) {
-    let primary = containers.findIndex((c) => c.name === primaryContainer);
-    if (primary < 0) primary = Math.max(0, containers.findIndex((c) => c.primary === true));
-    containers.forEach((c, i) => {
-      if (i !== primary) use('containers.multiple', `containers[${i}]`);
-      if (c.primary !== undefined) use('containers.multiple', `containers[${i}].primary`);
-    });
-    if (spec.primaryContainer !== undefined) use('containers.multiple', 'primaryContainer');
-  }
-  containers.forEach((c, i) => containerUses(c, `containers[${i}]`, use));
-  objects(spec.initContainers).forEach((c, i) => {
-    use('initContainers', `initContainers[${i}]`);
-    containerUses(c, `initContainers[${i}]`, use);
-  });
-  objects(spec.volumes).forEach((v, i) => {
-    const at = `volumes[${i}]`;
-    if (v.scratch !== undefined) use('volumes.scratch', at);
-    if (v.volumeId !== undefined) use('volumes.registered', `${at}.volumeId`);
-    if (isObj(v.scratch) && v.scratch.restoreFromSnapshotId !== undefined) {
-      use('volumes.restoreFromSnapshot', `${at}.scratch.restoreFromSnapshotId`);
-    }
-  });
-  if (Array.isArray(spec.services)) spec.services.forEach((_, i) => use('services', `services[${i}]`));
-  if (nonEmptyMap(spec.annotations)) use('annotations', 'annotations');
-  if (spec.objectStorageAccess !== undefined) use('objectStorageAccess', 'objectStorageAccess');
-  if (nonEmptyList(spec.networkIds)) use('networkIds', 'networkIds');
-  if (typeof spec.instanceType === 'string' && spec.instanceType !== '') use('instanceType', 'instanceType');
-  const dns = isObj(spec.network) ? spec.network.dnsEgress : undefined;
-  if (dns !== undefined && dns !== 'DNS_EGRESS_MODE_UNSPECIFIED') use('network.dnsEgress', 'network.dnsEgress');
+  collectFeatureUses(spec, primaryContainer, NONE, uses);
   return uses;
 }
 
-function containerUses(c: Obj, at: string, use: (f: SpecFeature, field: string) => void): void {
-  objects(c.volumeMounts).forEach((m, j) => {
-    const mp = `${at}.volumeMounts[${j}]`;
-    use('volumeMounts', mp);
-    if (m.readOnly === true) use('volumeMounts.readOnly', `${mp}.readOnly`);
-    if (typeof m.subPath === 'string' && m.subPath !== '') use('volumeMounts.subPath', `${mp}.subPath`);
-  });
-  if (c.startupProbe !== undefined) use('startupProbe', `${at}.startupProbe`);
-  if (nonEmptyList(c.secretStores)) use('secretStores', `${at}.secretStores`);
-  if (c.imagePullCredentials !== undefined) use('imagePullCredentials', `${at}.imagePullCredentials`);
-  const sc = c.securityContext;
-  if (isObj(sc)) {
-    const sp = `${at}.securityContext`;
-    if (sc.runAsUser !== undefined) use('securityContext.runAsUser', `${sp}.runAsUser`);
-    if (sc.runAsGroup !== undefined) use('securityContext.runAsGroup', `${sp}.runAsGroup`);
-    if (sc.readOnlyRootFilesystem === true) use('securityContext.readOnlyRootFilesystem', `${sp}.readOnlyRootFilesystem`);
-    if (sc.readOnlyRootFilesystem === false) use('securityContext.writableRootFilesystem', `${sp}.readOnlyRootFilesystem`);
-    if (sc.allowPrivilegeEscalation === true) use('securityContext.allowPrivilegeEscalation', `${sp}.allowPrivilegeEscalation`);
-    if (nonEmptyList(sc.capabilitiesAdd)) use('securityContext.capabilitiesAdd', `${sp}.capabilitiesAdd`);
-    if (nonEmptyList(sc.capabilitiesDrop)) use('securityContext.capabilitiesDrop', `${sp}.capabilitiesDrop`);
-    if (typeof sc.seccompProfile === 'string' && sc.seccompProfile !== '' && sc.seccompProfile !== PLATFORM_SECCOMP) {
-      use('securityContext.seccompProfile', `${sp}.seccompProfile`);
+/**
+ * The uses of features outside `honoured`, appended to `uses` in the order
+ * {@link specFeatureUses} lists them. A field's name is built only for a feature that is not
+ * honoured: resolution runs this on every create, and most runners honour most of the fields a
+ * request uses.
+ */
+export function collectFeatureUses(
+  spec: Obj,
+  primaryContainer: string,
+  honoured: ReadonlySet<SpecFeature>,
+  uses: SpecFeatureUse[],
+): void {
+  const h = honoured;
+  const containers = objects(spec.containers);
+  if (containers.length > 1 && !h.has('containers.multiple')) {
+    let primary = containers.findIndex((c) => c.name === primaryContainer);
+    if (primary < 0) primary = Math.max(0, containers.findIndex((c) => c.primary === true));
+    for (let i = 0; i < containers.length; i++) {
+      if (i !== primary) uses.push({ feature: 'containers.multiple', field: `containers[${i}]` });
+      if ((containers[i] as Obj).primary !== undefined) {
+        uses.push({ feature: 'containers.multiple', field: `containers[${i}].primary` });
+      }
+    }
+    if (spec.primaryContainer !== undefined) {
+      uses.push({ feature: 'containers.multiple', field: 'primaryContainer' });
     }
   }
-  gpuMemoryUse(c.resources, `${at}.resources`, use);
-  if (isObj(c.resourceRequirements)) {
-    gpuMemoryUse(c.resourceRequirements.requests, `${at}.resourceRequirements.requests`, use);
-    gpuMemoryUse(c.resourceRequirements.limits, `${at}.resourceRequirements.limits`, use);
+  for (let i = 0; i < containers.length; i++) {
+    containerUses(containers[i] as Obj, 'containers', i, h, uses);
+  }
+  const inits = objects(spec.initContainers);
+  for (let i = 0; i < inits.length; i++) {
+    if (!h.has('initContainers')) uses.push({ feature: 'initContainers', field: `initContainers[${i}]` });
+    containerUses(inits[i] as Obj, 'initContainers', i, h, uses);
+  }
+  const volumes = objects(spec.volumes);
+  for (let i = 0; i < volumes.length; i++) {
+    const v = volumes[i] as Obj;
+    if (v.scratch !== undefined && !h.has('volumes.scratch')) {
+      uses.push({ feature: 'volumes.scratch', field: `volumes[${i}]` });
+    }
+    if (v.volumeId !== undefined && !h.has('volumes.registered')) {
+      uses.push({ feature: 'volumes.registered', field: `volumes[${i}].volumeId` });
+    }
+    if (
+      isObj(v.scratch) &&
+      v.scratch.restoreFromSnapshotId !== undefined &&
+      !h.has('volumes.restoreFromSnapshot')
+    ) {
+      uses.push({
+        feature: 'volumes.restoreFromSnapshot',
+        field: `volumes[${i}].scratch.restoreFromSnapshotId`,
+      });
+    }
+  }
+  if (Array.isArray(spec.services) && !h.has('services')) {
+    for (let i = 0; i < spec.services.length; i++) uses.push({ feature: 'services', field: `services[${i}]` });
+  }
+  if (nonEmptyMap(spec.annotations) && !h.has('annotations')) {
+    uses.push({ feature: 'annotations', field: 'annotations' });
+  }
+  if (spec.objectStorageAccess !== undefined && !h.has('objectStorageAccess')) {
+    uses.push({ feature: 'objectStorageAccess', field: 'objectStorageAccess' });
+  }
+  if (nonEmptyList(spec.networkIds) && !h.has('networkIds')) {
+    uses.push({ feature: 'networkIds', field: 'networkIds' });
+  }
+  if (typeof spec.instanceType === 'string' && spec.instanceType !== '' && !h.has('instanceType')) {
+    uses.push({ feature: 'instanceType', field: 'instanceType' });
+  }
+  const dns = isObj(spec.network) ? spec.network.dnsEgress : undefined;
+  if (dns !== undefined && dns !== 'DNS_EGRESS_MODE_UNSPECIFIED' && !h.has('network.dnsEgress')) {
+    uses.push({ feature: 'network.dnsEgress', field: 'network.dnsEgress' });
   }
 }
 
-function gpuMemoryUse(res: unknown, at: string, use: (f: SpecFeature, field: string) => void): void {
-  if (isObj(res) && isObj(res.gpu) && res.gpu.memoryGb !== undefined) use('gpu.memoryGb', `${at}.gpu.memoryGb`);
+/** One container's uses; `list[i]` is its place, spelled out only for a use that is reported. */
+function containerUses(
+  c: Obj,
+  list: string,
+  i: number,
+  h: ReadonlySet<SpecFeature>,
+  uses: SpecFeatureUse[],
+): void {
+  const mounts = objects(c.volumeMounts);
+  for (let j = 0; j < mounts.length; j++) {
+    const m = mounts[j] as Obj;
+    if (!h.has('volumeMounts')) uses.push({ feature: 'volumeMounts', field: `${list}[${i}].volumeMounts[${j}]` });
+    if (m.readOnly === true && !h.has('volumeMounts.readOnly')) {
+      uses.push({ feature: 'volumeMounts.readOnly', field: `${list}[${i}].volumeMounts[${j}].readOnly` });
+    }
+    if (typeof m.subPath === 'string' && m.subPath !== '' && !h.has('volumeMounts.subPath')) {
+      uses.push({ feature: 'volumeMounts.subPath', field: `${list}[${i}].volumeMounts[${j}].subPath` });
+    }
+  }
+  if (c.startupProbe !== undefined && !h.has('startupProbe')) {
+    uses.push({ feature: 'startupProbe', field: `${list}[${i}].startupProbe` });
+  }
+  if (nonEmptyList(c.secretStores) && !h.has('secretStores')) {
+    uses.push({ feature: 'secretStores', field: `${list}[${i}].secretStores` });
+  }
+  if (c.imagePullCredentials !== undefined && !h.has('imagePullCredentials')) {
+    uses.push({ feature: 'imagePullCredentials', field: `${list}[${i}].imagePullCredentials` });
+  }
+  const sc = c.securityContext;
+  if (isObj(sc)) securityUses(sc, list, i, h, uses);
+  gpuMemoryUse(c.resources, list, i, '.resources', h, uses);
+  if (isObj(c.resourceRequirements)) {
+    gpuMemoryUse(c.resourceRequirements.requests, list, i, '.resourceRequirements.requests', h, uses);
+    gpuMemoryUse(c.resourceRequirements.limits, list, i, '.resourceRequirements.limits', h, uses);
+  }
+}
+
+function securityUses(
+  sc: Obj,
+  list: string,
+  i: number,
+  h: ReadonlySet<SpecFeature>,
+  uses: SpecFeatureUse[],
+): void {
+  if (sc.runAsUser !== undefined && !h.has('securityContext.runAsUser')) {
+    scUse(uses, 'securityContext.runAsUser', list, i, 'runAsUser');
+  }
+  if (sc.runAsGroup !== undefined && !h.has('securityContext.runAsGroup')) {
+    scUse(uses, 'securityContext.runAsGroup', list, i, 'runAsGroup');
+  }
+  if (sc.readOnlyRootFilesystem === true && !h.has('securityContext.readOnlyRootFilesystem')) {
+    scUse(uses, 'securityContext.readOnlyRootFilesystem', list, i, 'readOnlyRootFilesystem');
+  }
+  if (sc.readOnlyRootFilesystem === false && !h.has('securityContext.writableRootFilesystem')) {
+    scUse(uses, 'securityContext.writableRootFilesystem', list, i, 'readOnlyRootFilesystem');
+  }
+  if (sc.allowPrivilegeEscalation === true && !h.has('securityContext.allowPrivilegeEscalation')) {
+    scUse(uses, 'securityContext.allowPrivilegeEscalation', list, i, 'allowPrivilegeEscalation');
+  }
+  if (nonEmptyList(sc.capabilitiesAdd) && !h.has('securityContext.capabilitiesAdd')) {
+    scUse(uses, 'securityContext.capabilitiesAdd', list, i, 'capabilitiesAdd');
+  }
+  if (nonEmptyList(sc.capabilitiesDrop) && !h.has('securityContext.capabilitiesDrop')) {
+    scUse(uses, 'securityContext.capabilitiesDrop', list, i, 'capabilitiesDrop');
+  }
+  if (
+    typeof sc.seccompProfile === 'string' &&
+    sc.seccompProfile !== '' &&
+    sc.seccompProfile !== PLATFORM_SECCOMP &&
+    !h.has('securityContext.seccompProfile')
+  ) {
+    scUse(uses, 'securityContext.seccompProfile', list, i, 'seccompProfile');
+  }
+}
+
+function scUse(
+  uses: SpecFeatureUse[],
+  feature: SpecFeature,
+  list: string,
+  i: number,
+  key: string,
+): void {
+  uses.push({ feature, field: `${list}[${i}].securityContext.${key}` });
+}
+
+function gpuMemoryUse(
+  res: unknown,
+  list: string,
+  i: number,
+  at: string,
+  h: ReadonlySet<SpecFeature>,
+  uses: SpecFeatureUse[],
+): void {
+  if (isObj(res) && isObj(res.gpu) && res.gpu.memoryGb !== undefined && !h.has('gpu.memoryGb')) {
+    uses.push({ feature: 'gpu.memoryGb', field: `${list}[${i}]${at}.gpu.memoryGb` });
+  }
 }

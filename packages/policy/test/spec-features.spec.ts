@@ -104,4 +104,40 @@ describe('what the runner policy adds, against the spec features', () => {
     expect(refused.violations.find((v) => v.field === 'base.podSpec')?.description).toContain('(tolerations)');
     expect(resolveSandboxSpec({ policy, spec, capabilities: FULL_CAPABILITIES }).ok).toBe(true);
   });
+
+  it('a runner lacking one feature refuses exactly the uses of it that specFeatureUses lists', () => {
+    // Resolution names a field only for a feature the runner lacks; every feature is taken away
+    // in turn and the refusals compared with the full list of uses.
+    const spec = {
+      containers: [
+        {
+          name: 'app',
+          securityContext: {
+            runAsUser: 1000,
+            runAsGroup: 1000,
+            readOnlyRootFilesystem: false,
+            capabilitiesDrop: ['ALL'],
+          },
+          volumeMounts: [{ volume: 'v', mountPath: '/v', readOnly: true, subPath: 'x' }],
+          resourceRequirements: { limits: { gpu: { count: 0, memoryGb: 40 } } },
+          imagePullCredentials: { registry: 'ghcr.io' },
+        },
+        { name: 'side', securityContext: { readOnlyRootFilesystem: true, seccompProfile: 'Unconfined' } },
+      ],
+      primaryContainer: 'app',
+      volumes: [{ name: 'v', scratch: { size: '1Gi' } }],
+      annotations: { 'acme.com/owner': 'ml' },
+      instanceType: 'cpu-large',
+      network: { dnsEgress: 'DNS_EGRESS_MODE_DENY' },
+    };
+    const uses = specFeatureUses(spec, 'app');
+    expect(new Set(uses.map((u) => u.feature)).size).toBeGreaterThan(12);
+    for (const feature of SPEC_FEATURES) {
+      const r = resolveSandboxSpec({ policy: null, spec, capabilities: without(feature) });
+      const refused = r.ok ? [] : r.violations.filter((v) => v.rule === 'runner_capability');
+      const expected = uses.filter((u) => u.feature === feature).map((u) => u.field).sort();
+      expect({ feature, fields: refused.map((v) => v.field).sort() }).toEqual({ feature, fields: expected });
+      for (const v of refused) expect(v.requested).toBe(feature);
+    }
+  });
 });

@@ -6,7 +6,7 @@ import * as m_check from './check';
 
 // Hot-path helpers bound once: transpilers (tsx/esbuild) turn imported names into getter
 // calls on every use, which cost ~10% of a resolution. Locals are plain calls.
-const { memoized } = m_compile;
+const { memoStore } = m_compile;
 const { imageAllowedByList, imageAllowedByRegistries, pinnedDigestsFor } = m_image;
 const { addViolation, join, show } = m_violations;
 const { CONSTRAINT } = m_check;
@@ -16,22 +16,21 @@ const { CONSTRAINT } = m_check;
 export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput): void {
   for (const w of merged.all) {
     const image = w.out.image;
-    const ip = join(w.path, 'image');
     const via = w.specImage ? '' : ' (the platform default image)';
     if (
       p.registries.length &&
-      !memoized(p.memo.registries, image, () => imageAllowedByRegistries(image, p.registries))
+      !byRegistries(p.memo.registries, image, p.registries)
     ) {
       addViolation(
         sink,
-        ip,
+        join(w.path, 'image'),
         'allowed_registries',
         `image ${show(image)}${via} is not from an allowed registry ${show(p.registries)} (${CONSTRAINT.allowedRegistries})`,
         { requested: image, limit: p.registries, constraint: CONSTRAINT.allowedRegistries },
       );
     }
     const pins =
-      p.images.length && !memoized(p.memo.images, image, () => imageAllowedByList(image, p.images))
+      p.images.length && !byList(p.memo.images, image, p.images)
         ? pinnedDigestsFor(image, p.images)
         : undefined;
     // A tag of a pinned repository is admitted on condition; the runner checks what it resolves to.
@@ -39,7 +38,7 @@ export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput):
     else if (pins) {
       addViolation(
         sink,
-        ip,
+        join(w.path, 'image'),
         'allowed_images',
         `image ${show(image)}${via} is not in the policy's allowed images ${show(p.images)} (${CONSTRAINT.allowedImages})`,
         { requested: image, limit: p.images, constraint: CONSTRAINT.allowedImages },
@@ -48,11 +47,22 @@ export function checkImages({ merged, policy: p, caps, sink }: ConstraintInput):
     if (caps.images.length && !caps.images.includes(image)) {
       addViolation(
         sink,
-        ip,
+        join(w.path, 'image'),
         'runner_capability',
         `image ${show(image)}${via} is not available on the runner (available: ${caps.images.join(', ')})`,
         { requested: image, limit: caps.images },
       );
     }
   }
+}
+
+/** Memoized per policy by image reference (a lookup that hits allocates nothing). */
+function byRegistries(memo: Map<string, boolean>, image: string, registries: string[]): boolean {
+  const hit = memo.get(image);
+  return hit !== undefined ? hit : memoStore(memo, image, imageAllowedByRegistries(image, registries));
+}
+
+function byList(memo: Map<string, boolean>, image: string, images: string[]): boolean {
+  const hit = memo.get(image);
+  return hit !== undefined ? hit : memoStore(memo, image, imageAllowedByList(image, images));
 }

@@ -11,7 +11,7 @@ import * as m_check from './check';
 
 // Hot-path helpers bound once: transpilers (tsx/esbuild) turn imported names into getter
 // calls on every use, which cost ~10% of a resolution. Locals are plain calls.
-const { memoized } = m_compile;
+const { memoStore } = m_compile;
 const { describeRule, ruleContained, ruleKey } = m_network;
 const { INVALID_RULE } = m_spec_network;
 const { addViolation, idx, join } = m_violations;
@@ -66,7 +66,7 @@ function checkDirection(
     } else if (
       fromSpec &&
       envelope.length &&
-      !memoized(memo, ruleKey(r), () => ruleContained(r, envelope))
+      !contained(memo, dir === 'egress' ? p.memo.egressHosts : null, r, envelope)
     ) {
       addViolation(
         sink,
@@ -106,6 +106,21 @@ export function checkNetwork({ read, merged, policy: p, caps, sink }: Constraint
     }
   }
   if (!ingress.denyAll) checkDirection('ingress', ingress, read.network.ingress, p, caps, sink);
+}
+
+/** Whether a declared rule lies inside the envelope, memoized per policy by the rule's key; an
+ * egress hostname rule (whose key is its host) by the host itself, in `hosts`, so no key is built. */
+function contained(
+  memo: Map<string, boolean>,
+  hosts: Map<string, boolean> | null,
+  r: NormRule,
+  envelope: NormRule[],
+): boolean {
+  const byHost = hosts !== null && r.kind === 'httpsHostname';
+  const m = byHost ? hosts : memo;
+  const key = byHost ? (r.host ?? '') : ruleKey(r);
+  const hit = m.get(key);
+  return hit !== undefined ? hit : memoStore(m, key, ruleContained(r, envelope));
 }
 
 function portsText(r: NormRule): string {

@@ -15,12 +15,11 @@ const { CONSTRAINT } = m_check;
 export function checkSecurity({ merged, policy: p, caps, sink }: ConstraintInput): void {
   for (const w of merged.all) {
     const sc = w.out.securityContext;
-    const sp = join(w.path, 'securityContext');
     if (sc.privileged) {
       if (!p.allowPrivileged) {
         addViolation(
           sink,
-          join(sp, 'privileged'),
+          join(w.path, 'securityContext.privileged'),
           'privileged_not_allowed',
           `privileged containers are not allowed by the policy (${CONSTRAINT.allowPrivileged})`,
           { requested: true, limit: false, constraint: CONSTRAINT.allowPrivileged },
@@ -29,7 +28,7 @@ export function checkSecurity({ merged, policy: p, caps, sink }: ConstraintInput
       if (!caps.supportsPrivileged) {
         addViolation(
           sink,
-          join(sp, 'privileged'),
+          join(w.path, 'securityContext.privileged'),
           'runner_capability',
           'the runner cannot run privileged containers',
           { requested: true, limit: false },
@@ -39,7 +38,7 @@ export function checkSecurity({ merged, policy: p, caps, sink }: ConstraintInput
     if (sc.allowPrivilegeEscalation && !p.allowPrivileged) {
       addViolation(
         sink,
-        join(sp, 'allowPrivilegeEscalation'),
+        join(w.path, 'securityContext.allowPrivilegeEscalation'),
         'privilege_escalation_not_allowed',
         `privilege escalation needs a policy that allows privileged containers (${CONSTRAINT.allowPrivileged})`,
         { requested: true, limit: false, constraint: CONSTRAINT.allowPrivileged },
@@ -49,7 +48,7 @@ export function checkSecurity({ merged, policy: p, caps, sink }: ConstraintInput
       if (!p.allowedCapabilities.has(normCapability(cap))) {
         addViolation(
           sink,
-          idx(join(sp, 'capabilitiesAdd'), i),
+          idx(join(w.path, 'securityContext.capabilitiesAdd'), i),
           'capability_not_allowed',
           `capability ${show(cap)} is not in the policy's allowed capabilities ${show([...p.allowedCapabilities])} (${CONSTRAINT.allowedCapabilities})`,
           {
@@ -67,7 +66,7 @@ export function checkSecurity({ merged, policy: p, caps, sink }: ConstraintInput
     if (!seccompOk) {
       addViolation(
         sink,
-        join(sp, 'seccompProfile'),
+        join(w.path, 'securityContext.seccompProfile'),
         'seccomp_profile_not_allowed',
         `seccomp profile ${show(sc.seccompProfile)} is not allowed (allowed: ${show(p.allowedSeccomp.length ? p.allowedSeccomp : [PLATFORM_DEFAULTS.seccompProfile])}) (${CONSTRAINT.allowedSeccomp})`,
         {

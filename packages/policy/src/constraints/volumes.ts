@@ -14,18 +14,17 @@ export function checkVolumes({ read, policy: p, caps, sink }: ConstraintInput): 
   for (const v of read.volumes) {
     if (v.out.kind !== 'scratch') continue;
     const medium = v.out.medium;
-    const mp = join(v.path, 'scratch.medium');
     if (p.media.length && !p.media.includes(medium)) {
       addViolation(
         sink,
-        mp,
+        join(v.path, 'scratch.medium'),
         'volume_medium_not_allowed',
         `storage medium ${medium} is not allowed by the policy ${show(p.media)} (${CONSTRAINT.allowedMedia})`,
         { requested: medium, limit: p.media, constraint: CONSTRAINT.allowedMedia },
       );
     }
     if (!caps.storageMedia.includes(medium)) {
-      addViolation(sink, mp, 'runner_capability', `the runner does not offer ${medium} volumes`, {
+      addViolation(sink, join(v.path, 'scratch.medium'), 'runner_capability', `the runner does not offer ${medium} volumes`, {
         requested: medium,
         limit: caps.storageMedia,
       });
