@@ -75,9 +75,14 @@ export function serviceViolations(raw: unknown): FieldViolation[] {
   return out;
 }
 
+/** Built once (a schema is an object graph to build): `httpEndpointsOf` runs on every create. */
+const ServiceSpecListSchema = z.array(ServiceSpecSchema);
+
 /** The HTTP endpoints the gateway serves for a stored spec's `services` (public ones only); malformed entries are skipped. */
 export function httpEndpointsOf(raw: unknown): HttpEndpoint[] {
-  const parsed = z.array(ServiceSpecSchema).safeParse(raw ?? []);
+  // Most sandboxes declare no service, and every create's launch asks.
+  if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) return [];
+  const parsed = ServiceSpecListSchema.safeParse(raw);
   if (!parsed.success) return [];
   return parsed.data
     .filter((s) => s.visibility === 'VISIBILITY_PUBLIC' && (s.endpoint?.kind ?? 'ENDPOINT_KIND_HTTPS') !== 'ENDPOINT_KIND_TLS_PASSTHROUGH')

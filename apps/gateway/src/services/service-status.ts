@@ -4,6 +4,8 @@ import type { SandboxRow, SandboxView } from '../sandboxes/sandbox-view';
 
 /** While the URL of a public service is reported: assigned from create on, withdrawn once the sandbox begins to end. */
 const URL_STATES = new Set(['STATE_PENDING', 'STATE_CREATING', 'STATE_RUNNING']);
+/** Built once: every view of a sandbox (a create's reply, each get and wait) passes here. */
+const ServicesSchema = z.array(ServiceSpecSchema);
 
 /**
  * `status.services`: every declared service as the spec gives it, and for a public one its
@@ -12,7 +14,9 @@ const URL_STATES = new Set(['STATE_PENDING', 'STATE_CREATING', 'STATE_RUNNING'])
  */
 export function withServiceStatus(view: SandboxView, row: SandboxRow, base: string | undefined): SandboxView {
   const raw = (row.spec as { services?: unknown } | null)?.services;
-  const parsed = z.array(ServiceSpecSchema).safeParse(raw ?? []);
+  // Most sandboxes declare none: nothing to parse.
+  if (raw === undefined || (Array.isArray(raw) && raw.length === 0)) return view;
+  const parsed = ServicesSchema.safeParse(raw);
   if (!parsed.success || parsed.data.length === 0) return view;
   const endpoints = new Map(httpEndpointsOf(parsed.data).map((e) => [e.port, e]));
   const live = URL_STATES.has(row.state);

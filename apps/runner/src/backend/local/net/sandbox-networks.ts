@@ -8,6 +8,9 @@ import { sandboxResolvConf } from './resolvers';
 import type { CallActivity } from '../call-activity';
 import { runTool } from './run-tool';
 
+/** How long `available()` trusts its last look at the tools. */
+const PROBE_TTL_MS = 1_000;
+
 export interface SandboxNetworksOptions {
   runnerId: string;
   stateDir: string;
@@ -19,6 +22,8 @@ export interface SandboxNetworksOptions {
   warmLinks: number;
   /** The backend's calls: pre-builds wait (bounded) for them to pause. */
   activity?: CallActivity;
+  /** Milliseconds of a monotonic clock (tests may drive it); `performance.now` otherwise. */
+  nowMs?: () => number;
 }
 
 /** What a launch needs to put its sandbox on its link. */
@@ -58,6 +63,7 @@ export class SandboxNetworks {
   private readonly building = new Set<string>();
   private refilling = false;
   private closed = false;
+  private probed: { ok: boolean; atMs: number } | undefined;
 
   constructor(private readonly o: SandboxNetworksOptions) {
     this.tag = createHash('sha256').update(`${o.runnerId}\0${o.stateDir}`).digest('hex').slice(0, 5);
@@ -65,15 +71,24 @@ export class SandboxNetworks {
     this.names = { table: `paddock_${this.tag}`, vethPrefix: `${SANDBOX_VETH_PREFIX}${this.tag}`, linkBlock: this.readBlock() ?? this.pickBlock() };
   }
 
-  /** Whether this machine has the tools (iproute2, nftables) to build egress links. */
+  /**
+   * Whether this machine has the tools (iproute2, nftables) to build egress links. Looked up at
+   * most once a second: every create asks (through the backend's capabilities), and two path
+   * lookups a create were a measurable part of a warm take's time on a busy machine, while the
+   * tools being installed or removed shows within the second.
+   */
   available(): boolean {
+    const now = (this.o.nowMs ?? performance.now.bind(performance))();
+    if (this.probed && now - this.probed.atMs < PROBE_TTL_MS) return this.probed.ok;
+    let ok = true;
     try {
       accessSync(this.o.ipPath, constants.X_OK);
       accessSync(this.o.nftPath, constants.X_OK);
-      return true;
     } catch {
-      return false;
+      ok = false;
     }
+    this.probed = { ok, atMs: now };
+    return ok;
   }
 
   link(index: number): SandboxLink {
