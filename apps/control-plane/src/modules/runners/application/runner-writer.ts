@@ -54,8 +54,11 @@ interface RunnerWrite {
   reuse?: { cached: RunnerRowWithLatest | undefined; remember: (row: RunnerRowWithLatest | undefined) => void };
 }
 
-/** Rows kept for reuse; past this the oldest goes (a bound on memory, not a tuning knob). */
-const MAX_REUSED_ROWS = 10_000;
+/**
+ * Rows kept for reuse; past this the oldest goes. A bound on memory, not a tuning knob: a row holds
+ * its policy (up to 256 KiB encoded) and rendered Deployment, and the runners edited in a burst are few.
+ */
+const MAX_REUSED_ROWS = 256;
 
 const UNIQUE_VIOLATION = '23505';
 /**
