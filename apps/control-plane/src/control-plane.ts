@@ -16,6 +16,9 @@ import { KYSELY } from './infrastructure/tokens';
 import { Metrics } from './modules/health/metrics';
 import { OpenApiDocument } from './modules/health/openapi-document';
 import { TokensService } from './modules/identity/tokens.service';
+import { TokenVerifier } from './modules/identity/token-verifier';
+import { UpdateManagedRunnerHandler } from './modules/runners/application/update-managed-runner.handler';
+import { registerUpdateFastPath } from './modules/runners/api/update-fast-path';
 
 export interface ControlPlane {
   app: NestFastifyApplication;
@@ -55,6 +58,7 @@ export async function createControlPlane(opts: AppModuleOptions & { logSink?: Lo
   try {
     installHttpHooks(app.getHttpAdapter().getInstance(), app.get(Metrics));
     installJsonBodyParser(app.getHttpAdapter().getInstance(), BODY_LIMIT_BYTES);
+    registerUpdateFastPath(app.getHttpAdapter().getInstance(), app.get(TokenVerifier), app.get(UpdateManagedRunnerHandler));
     installConsoleAssets(app.getHttpAdapter().getInstance(), { dir: config.consoleDir, gatewayUrl: config.consoleGatewayUrl });
     const migrationsApplied = await migrateControlPlane(app.get<Kysely<CpDatabase>>(KYSELY));
     const boot = await app.get(TokensService).bootstrapOperator({ bootstrapToken: config.bootstrapToken });

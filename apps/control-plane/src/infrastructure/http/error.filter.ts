@@ -21,6 +21,20 @@ export function toPaddockError(err: unknown, req?: FastifyRequest): PaddockError
   return httpErrorToPaddock(err, { ...(req ? { method: req.method, url: req.url } : {}), bodyLimitBytes: BODY_LIMIT_BYTES });
 }
 
+/**
+ * Answers `err` on `reply`. The exception filter and the routes answered before Nest's pipeline
+ * (the fast paths) both reply through this, so an error reads the same whichever path served it.
+ */
+export function replyWithError(log: Logger, req: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  const e = toPaddockError(err, req);
+  if (e.code === 'internal' && !(err instanceof PaddockError)) {
+    const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    log.error(`request ${req.id} ${req.method} ${req.url} failed: ${detail}`);
+  }
+  if (e.code === 'unauthenticated') void reply.header('www-authenticate', 'Bearer realm="paddock"');
+  return reply.status(e.httpStatus).header('content-type', 'application/json; charset=utf-8').send(e.toBody());
+}
+
 @Catch()
 export class PaddockErrorFilter implements ExceptionFilter {
   private readonly log = new Logger('Http');
@@ -28,14 +42,6 @@ export class PaddockErrorFilter implements ExceptionFilter {
   catch(err: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') throw err;
     const http = host.switchToHttp();
-    const reply = http.getResponse<FastifyReply>();
-    const req = http.getRequest<FastifyRequest>();
-    const e = toPaddockError(err, req);
-    if (e.code === 'internal' && !(err instanceof PaddockError)) {
-      const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      this.log.error(`request ${req.id} ${req.method} ${req.url} failed: ${detail}`);
-    }
-    if (e.code === 'unauthenticated') void reply.header('www-authenticate', 'Bearer realm="paddock"');
-    void reply.status(e.httpStatus).header('content-type', 'application/json; charset=utf-8').send(e.toBody());
+    void replyWithError(this.log, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), err);
   }
 }

@@ -17,6 +17,15 @@ import { RunnerQueries, type RawQuery } from '../application/runner-queries';
 import { parseCreateRunner, parseUpdateRunner } from '../application/runner-input';
 import { parseUpdateMask } from '../domain/update-mask';
 
+/** `PATCH /v1/sandbox/managedRunners/{id}` as a command; the route and its fast path both build it here. */
+export function updateCommand(caller: Caller, id: string, body: unknown, query: RawQuery): UpdateManagedRunnerCommand {
+  const mask = query.updateMask ?? query.update_mask;
+  // Repeated `updateMask=a&updateMask=b` is the same as `updateMask=a,b`.
+  const joined = Array.isArray(mask) ? mask.join(',') : mask;
+  const plan = parseUpdateMask(joined);
+  return new UpdateManagedRunnerCommand(caller, id, plan, parseUpdateRunner(body, plan));
+}
+
 const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
 /**
@@ -75,11 +84,7 @@ export class ManagedRunnersController {
 
   @Patch(':id')
   update(@CurrentCaller() caller: Caller, @Param('id') id: string, @Body() body: unknown, @Query() query: RawQuery): Promise<ManagedRunner> {
-    const mask = query.updateMask ?? query.update_mask;
-    // Repeated `updateMask=a&updateMask=b` is the same as `updateMask=a,b`.
-    const joined = Array.isArray(mask) ? mask.join(',') : mask;
-    const plan = parseUpdateMask(joined);
-    return this.commands.execute(new UpdateManagedRunnerCommand(caller, id, plan, parseUpdateRunner(body, plan)));
+    return this.commands.execute(updateCommand(caller, id, body, query));
   }
 
   @Delete(':id')

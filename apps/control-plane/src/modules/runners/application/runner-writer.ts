@@ -47,7 +47,18 @@ interface RunnerWrite {
   commandOf: CommandOfRow;
   metadata: EventMetadata;
   retries: number;
+  /**
+   * The row this writer last wrote for the runner, tried before `find` (see {@link RunnerWriter.executeByRef});
+   * `remember` is told each row written or read, and `undefined` once the row is gone or stale.
+   */
+  reuse?: { cached: RunnerRowWithLatest | undefined; remember: (row: RunnerRowWithLatest | undefined) => void };
 }
+
+/**
+ * Rows kept for reuse; past this the oldest goes. A bound on memory, not a tuning knob: a row holds
+ * its policy (up to 256 KiB encoded) and rendered Deployment, and the runners edited in a burst are few.
+ */
+const MAX_REUSED_ROWS = 256;
 
 const UNIQUE_VIOLATION = '23505';
 /**
@@ -70,6 +81,9 @@ function pgError(e: unknown): { code?: string; constraint?: string } {
  */
 @Injectable()
 export class RunnerWriter {
+  /** By organization and ref: the row the last write through {@link executeByRef} returned. */
+  private readonly written = new Map<string, RunnerRowWithLatest>();
+
   constructor(
     private readonly store: EventStore<RunnersTables>,
     private readonly repo: RunnerReadRepository,
@@ -108,6 +122,14 @@ export class RunnerWriter {
   /**
    * Runs the command built from the runner named `ref` (runner id or uid) in `organizationId`;
    * `undefined` when the organization has no such runner (the caller answers `not_found`).
+   *
+   * A runner edited again and again is decided against the row this writer's last write to it
+   * returned, which saves the read. That is safe because the write that follows is conditional
+   * on the row's `stream_version`, so it lands only if no other write has landed since; and it
+   * is the only outcome such a decision may have: a refusal, a change that writes nothing or a
+   * lost race is decided again from a fresh read, so answers are always those of the current
+   * row. The reused row's `latest_revision` may be older than the catalogue: a command built
+   * here must not decide on it.
    */
   async executeByRef(
     organizationId: string,
@@ -117,6 +139,7 @@ export class RunnerWriter {
     retries = DEFAULT_RETRIES,
   ): Promise<WriteOutcome | undefined> {
     let missing = false;
+    const key = `${organizationId}\u0000${ref}`;
     const outcome = await this.change({
       uid: undefined,
       find: async () => {
@@ -127,6 +150,19 @@ export class RunnerWriter {
       commandOf,
       metadata,
       retries,
+      reuse: {
+        cached: this.written.get(key),
+        remember: (row) => {
+          this.written.delete(key);
+          if (!row) return;
+          if (this.written.size >= MAX_REUSED_ROWS) {
+            // Oldest insertion first: Map iteration order.
+            const oldest = this.written.keys().next();
+            if (!oldest.done) this.written.delete(oldest.value);
+          }
+          this.written.set(key, row);
+        },
+      },
     });
     return missing ? undefined : outcome;
   }
@@ -144,10 +180,14 @@ export class RunnerWriter {
    * Without a row (never created, or removed) the state is the folded stream, in which commands
    * find nothing to change: a live runner always has its row, written with its first event.
    */
-  private async change({ uid, find, commandOf, metadata, retries }: RunnerWrite): Promise<WriteOutcome> {
+  private async change({ uid, find, commandOf, metadata, retries, reuse }: RunnerWrite): Promise<WriteOutcome> {
     let disagreeingVersion: number | undefined;
-    for (let attempt = 0; ; attempt++) {
-      const row = await find();
+    let reused = reuse?.cached;
+    for (let attempt = 0; ; ) {
+      const fromCache = reused;
+      reused = undefined;
+      const row = fromCache ?? (await find());
+      if (!fromCache) reuse?.remember(row);
       const streamUid = row?.uid ?? uid;
       if (streamUid === undefined) return { state: initialState(), version: 0, events: [] };
       const streamId = runnerStreamId(streamUid);
@@ -155,8 +195,19 @@ export class RunnerWriter {
         row && row.stream_version !== disagreeingVersion
           ? { state: runnerStateOfRow(row) as RunnerState, version: row.stream_version }
           : await this.store.aggregate(streamId, runnerFolder);
-      const events = decide(commandOf(row), state);
-      if (events.length === 0) return { state, version, events, ...(row ? { row } : {}) };
+      let events: RunnerEvent[];
+      try {
+        events = decide(commandOf(row), state);
+      } catch (e) {
+        // A refusal is the current row's to give: decide again from a fresh read.
+        if (fromCache) continue;
+        throw e;
+      }
+      if (events.length === 0) {
+        // Nothing to write proves nothing about the reused row: answer from a fresh read.
+        if (fromCache) continue;
+        return { state, version, events, ...(row ? { row } : {}) };
+      }
       if (!row) throw new PaddockError('internal', `runner ${streamUid} has a live stream but no read-model row`);
       const next = events.reduce(evolve, state);
       try {
@@ -167,9 +218,15 @@ export class RunnerWriter {
           project,
         });
         const written = keepsRow ? rows[0] : undefined;
+        reuse?.remember(written);
         return { state: next, version: result.streamPosition, events, ...(written ? { row: written } : {}) };
       } catch (e) {
-        if (!(e instanceof ExpectedVersionConflictError) || attempt >= retries) throw e;
+        reuse?.remember(undefined);
+        if (!(e instanceof ExpectedVersionConflictError)) throw e;
+        // A reused row that lost the race was stale: that costs no attempt, the fresh read is the first.
+        if (fromCache) continue;
+        if (attempt >= retries) throw e;
+        attempt++;
         if (row.stream_version === version) disagreeingVersion = row.stream_version;
       }
     }
