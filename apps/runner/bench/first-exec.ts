@@ -112,6 +112,14 @@ async function main(): Promise<void> {
         );
       }
     }
+    // Per take, #1 less #2 of the same take: load that comes and goes weighs on both alike.
+    for (const path of ['nats', 'direct'] as const) {
+      const [first = [], second = [], third = [], fourth = []] = samples[path];
+      const gap = latencyStats(first.map((v, i) => v - (second[i] ?? NaN)));
+      const idle = latencyStats(fourth.map((v, i) => v - (third[i] ?? NaN)));
+      const name = path === 'nats' ? 'over NATS' : 'in process';
+      rows.push(row(`exec #1 − #2 of the same take, ${name} p50`, 'ms', [gap.p50], { note: `#4 (after ${IDLE_MS} ms idle) − #3 p50 ${idle.p50.toFixed(2)}` }));
+    }
     rows.push(
       row('load average after', '1/5/15 min', [Number(load.split(' ')[0])], { note: load }),
     );
