@@ -96,6 +96,12 @@ export function warmMatchKey(spec: LaunchSpec): string {
   return canonicalJson(Object.fromEntries(Object.entries(spec).filter(([k]) => !TAKE_TIME_FIELDS.has(k))));
 }
 
+/**
+ * What the prime execs: a name under `/proc/self/fd` (a directory of descriptor numbers in every
+ * sandbox), so nothing is found to run; the exec daemon warms itself up with the same path.
+ */
+const PRIME_EXE = '/proc/self/fd/paddock-warm-up';
+
 /** Back-off after a warm sandbox fails to start: 1 s doubling to a minute. */
 const backoffMs = (failures: number): number => Math.min(60_000, 1_000 * 2 ** Math.max(0, failures - 1));
 /**
@@ -119,10 +125,10 @@ const REFILL_MAX_WAIT_MS = 2_000;
  *
  * For each pool it keeps `size` sandboxes launched from the pool's template (resolved against the
  * runner's policy like any create) and idle: their main process is the image's idle default and
- * no exec has ever reached them, so they have never run user code. A launch whose spec matches a
- * template (`warmMatchKey`: image, command, resources, runtime class, network posture and every
- * other field a sandbox is started with) and whose environment holds the template's takes one of
- * them instead of starting cold; a miss is an ordinary cold launch.
+ * the one exec that reached them was the prime's, which runs nothing, so they have never run user
+ * code. A launch whose spec matches a template (`warmMatchKey`: image, command, resources, runtime
+ * class, network posture and every other field a sandbox is started with) and whose environment
+ * holds the template's takes one of them instead of starting cold; a miss is an ordinary cold launch.
  *
  * A taken sandbox becomes the create's: it is known by the create's id from then on (every call is
  * translated to the warm id underneath and every event back), its files are written before it is
@@ -671,14 +677,20 @@ export class WarmPoolBackend implements SandboxBackend {
    * local backend starts a sandbox's exec daemon (a fork that joins the sandbox's cgroups, an RCU
    * grace period on cgroup v1, and enters its namespaces) on its first exec or file call, which
    * was most of a warm sandbox's time to first command. A `stat` of `/` is a file call that runs
-   * nothing of the image, so the sandbox has still never run user code. A Kubernetes pod's exec
-   * has no such first-call cost on the runner's side, so only the local backend is primed.
+   * nothing of the image. Then one exec of `PRIME_EXE`, a path no sandbox has: the supervisor, a
+   * fork of the runner's zygote, otherwise copied about 120 pages of its exec path on the first
+   * command (0.3 ms of its CPU), and the daemon and its spawner a few dozen more. Its spawn fails,
+   * so the sandbox has still never run user code. A Kubernetes pod's exec has no such first-call
+   * cost on the runner's side, so only the local backend is primed.
    */
   private async prime(warmId: string): Promise<void> {
     if (this.d.inner.kind !== 'local') return;
-    await this.d.inner.stat(warmId, '/').catch((e: unknown) => {
+    try {
+      await this.d.inner.stat(warmId, '/');
+      await this.d.inner.exec(warmId, { argv: [PRIME_EXE], timeoutMs: 5_000, maxOutputBytes: 1024 });
+    } catch (e) {
       this.d.log.warn('Could not prime a warm sandbox (its first command starts its exec daemon)', { warmId, error: String(e) });
-    });
+    }
   }
 
   private emit(e: BackendEvent): void {

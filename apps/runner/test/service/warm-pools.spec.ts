@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunnerHeartbeatSchema, subjects, type RunnerHeartbeat, type SandboxSpecInput, type WarmPoolInput } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
-import type { LaunchSpec } from '../../src/backend/sandbox-backend';
+import type { ExecRequest, ExecResult, LaunchSpec } from '../../src/backend/sandbox-backend';
 import { BASE_IMAGE, ORG, startHarness, type Harness } from '../support/harness';
 
 const MiB = 1024 ** 2;
@@ -72,6 +72,8 @@ describe('runner warm pools on the local backend', () => {
   let configPath: string;
   /** Every launch that reached the local backend, in order: warm fills and cold creates alike. */
   const launched: LaunchSpec[] = [];
+  /** Every exec that reached the local backend: the warm sandboxes' primes and the creates' commands. */
+  const execs: { sandboxId: string; argv: string[]; result?: ExecResult }[] = [];
 
   const writeConfig = (warmPools: WarmPoolInput[]): void => {
     const tmp = `${configPath}.tmp`;
@@ -93,6 +95,13 @@ describe('runner warm pools on the local backend', () => {
     inner.launch = (spec: LaunchSpec) => {
       launched.push(spec);
       return launch(spec);
+    };
+    const exec = inner.exec.bind(inner);
+    inner.exec = async (sandboxId: string, req: ExecRequest) => {
+      const seen: (typeof execs)[number] = { sandboxId, argv: req.argv };
+      execs.push(seen);
+      seen.result = await exec(sandboxId, req);
+      return seen.result;
     };
   }, 60_000);
   afterAll(async () => {
@@ -127,6 +136,12 @@ describe('runner warm pools on the local backend', () => {
     for (const id of h.runner.warmPools.memberIds('agents')) {
       const cmdlines = cgroupPids(h, id).map(cmdlineOf);
       expect(cmdlines.some((c) => c.includes('python')), `exec daemon in ${id}: ${JSON.stringify(cmdlines)}`).toBe(true);
+      // ...and its exec path was run once through (the supervisor's, the daemon's and the
+      // spawner's first use), by one exec of a path that exists in no sandbox: nothing ran.
+      const primes = execs.filter((e) => e.sandboxId === id);
+      expect(primes.map((e) => e.argv)).toEqual([['/proc/self/fd/paddock-warm-up']]);
+      expect(primes[0]?.result).toMatchObject({ exitCode: 127, stdoutBytes: 0, timedOut: false });
+      expect(primes[0]?.result?.stderr.toString()).toContain('paddock: cannot run /proc/self/fd/paddock-warm-up');
     }
   }, 90_000);
 
@@ -159,6 +174,8 @@ describe('runner warm pools on the local backend', () => {
       argv: ['sh', '-c', 'echo "$GREETING|$HOSTNAME"; cat /workspace/note.txt'],
     });
     expect(Buffer.from(r.stdoutBase64, 'base64').toString()).toBe('hello from the create|warm-user-1\nthe create wrote this');
+    // The only exec the sandbox had before the create's own was the prime, which ran nothing.
+    expect(execs.filter((e) => e.sandboxId === warmId).map((e) => e.argv[0])).toEqual(['/proc/self/fd/paddock-warm-up', 'sh']);
     const got = await h.client.call('get', { sandboxId: 'warm-user-1', organizationId: ORG });
     expect(got.sandbox.sandboxId).toBe('warm-user-1');
     expect(got.sandbox.spec.tags).toEqual(['agent', 'warm']);

@@ -172,9 +172,8 @@ class Spawner(unittest.TestCase):
 
 
 class WarmUp(unittest.TestCase):
-  def test_an_idle_daemon_runs_its_exec_path_once_and_leaves_nothing_behind(self):
-    d = Daemon()
-    self.addCleanup(d.close)
+  def warmed_up(self, d):
+    """Waits for the daemon's warm-up, then checks it ran nothing and left nothing open."""
     spawner = None
     # The warm-up's order moves the spawner to the daemon's working directory (the test's is another).
     deadline = time.time() + 5
@@ -193,6 +192,22 @@ class WarmUp(unittest.TestCase):
     self.assertEqual(len(os.listdir('/proc/%d/fd' % d.pid)), 3 + 4)
     self.assertEqual(d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
     self.assertEqual(d.spawners(), [spawner])
+
+  def test_an_idle_daemon_runs_its_exec_path_once_and_leaves_nothing_behind(self):
+    d = Daemon()
+    self.addCleanup(d.close)
+    self.warmed_up(d)
+
+  def test_a_first_exec_that_names_a_path_leaves_the_warm_up_to_run(self):
+    # The runner primes a warm pool's sandbox with an exec of a path that cannot run: no PATH
+    # lookup happened, so the daemon still warms up once it idles (its order moves the spawner
+    # from that exec's working directory to the daemon's own).
+    d = Daemon()
+    self.addCleanup(d.close)
+    first, _, _, err = d.exec([execd.WARM_UP_EXE], cwd='/').result()
+    self.assertEqual(first['exit'], 127)
+    self.assertIn(b'paddock: cannot run', err)
+    self.warmed_up(d)
 
 
 class SpawnerOutsideItsCgroup(unittest.TestCase):
