@@ -18,6 +18,8 @@ import { OpenApiDocument } from './modules/health/openapi-document';
 import { TokensService } from './modules/identity/tokens.service';
 import { TokenVerifier } from './modules/identity/token-verifier';
 import { UpdateManagedRunnerHandler } from './modules/runners/application/update-managed-runner.handler';
+import { RunnerQueries } from './modules/runners/application/runner-queries';
+import { registerGetFastPath } from './modules/runners/api/get-fast-path';
 import { registerUpdateFastPath } from './modules/runners/api/update-fast-path';
 
 export interface ControlPlane {
@@ -58,6 +60,7 @@ export async function createControlPlane(opts: AppModuleOptions & { logSink?: Lo
   try {
     installHttpHooks(app.getHttpAdapter().getInstance(), app.get(Metrics));
     installJsonBodyParser(app.getHttpAdapter().getInstance(), BODY_LIMIT_BYTES);
+    registerGetFastPath(app.getHttpAdapter().getInstance(), app.get(TokenVerifier), app.get(RunnerQueries));
     registerUpdateFastPath(app.getHttpAdapter().getInstance(), app.get(TokenVerifier), app.get(UpdateManagedRunnerHandler));
     installConsoleAssets(app.getHttpAdapter().getInstance(), { dir: config.consoleDir, gatewayUrl: config.consoleGatewayUrl });
     const migrationsApplied = await migrateControlPlane(app.get<Kysely<CpDatabase>>(KYSELY));
