@@ -235,28 +235,23 @@ describe('local backend: warm egress links under a stream of launches', () => {
       await net.setup('a', grant);
       await waitFor(() => net.warmCount() === 1, { timeoutMs: 15_000, what: 'the first warm link' });
       // Back to back, no call in flight: the launch takes the warm link and its replacement is under way before the launch returns.
-      await (await net.setup('b', grant)).ready;
+      await net.setup('b', grant);
       expect(net.launches).toEqual({ prebuilt: 1, inline: 1 });
       expect(prebuilds()).toHaveLength(1);
       await waitFor(() => net.warmCount() === 1, { timeoutMs: 15_000, what: 'the replacement' });
       expect(namespaces()).toHaveLength(3);
       // An exec being served holds the replacement back (until the calls pause).
       const end = activity.begin();
-      await (await net.setup('c', grant)).ready;
+      await net.setup('c', grant);
       expect(net.launches).toEqual({ prebuilt: 2, inline: 1 });
       expect(prebuilds()).toEqual([]);
       end();
       await waitFor(() => net.warmCount() === 1, { timeoutMs: 15_000, what: 'the replacement once the call ended' });
       expect(namespaces()).toHaveLength(4);
-      // A launch that fails while its rules are still going in (handed its link, torn down at once) leaves no chain.
-      const chains = await net.chains();
-      await net.setup('d', grant);
-      await net.teardown('d');
-      expect(await net.chains()).toEqual(chains);
       // Each launch got a link of its own.
       expect(new Set(['a', 'b', 'c'].map((id) => readFileSync(join(stateDir, 'net', `${id}.json`), 'utf8').replace(/.*"index":(\d+).*/s, '$1'))).size).toBe(3);
     } finally {
-      await Promise.all(['a', 'b', 'c', 'd'].map((id) => net.teardown(id)));
+      await Promise.all(['a', 'b', 'c'].map((id) => net.teardown(id)));
       await net.dispose();
       rmSync(stateDir, { recursive: true, force: true });
     }

@@ -415,7 +415,6 @@ export class LocalBackend implements SandboxBackend {
       rec.plan = planViewOf(plan);
       // A slot's supervisor that is gone took its launcher with it: the plan is then started the
       // ordinary way, in the same (renamed, limited) cgroups.
-      await net?.ready;
       if (!(slot && (await (this.warm as WarmSlots).handOff(slot, planPath)))) (this.zygote as SupervisorZygote).start(planPath);
       this.watch(rec, false);
       setImmediate(() => this.refillWarm());

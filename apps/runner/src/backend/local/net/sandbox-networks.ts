@@ -30,8 +30,6 @@ export interface SandboxNetworksOptions {
 export interface SandboxNetHandle {
   netnsPath: string;
   resolvConfPath: string;
-  /** Settles once the link and its rules are in place: the sandbox starts only after it. */
-  ready: Promise<void>;
 }
 
 interface LinkState {
@@ -60,8 +58,6 @@ export class SandboxNetworks {
   private ready?: Promise<string[]>;
   private readonly used = new Map<string, number>();
   private readonly pending = new Map<string, Promise<void>>();
-  /** Links whose rules (and, built inline, namespace and veth) are still being put in place. */
-  private readonly settingUp = new Map<string, Promise<void>>();
   private readonly warm: { id: string; index: number }[] = [];
   private warmSeq = 0;
   private readonly building = new Set<string>();
@@ -122,12 +118,12 @@ export class SandboxNetworks {
     // CPU the launch leaves idle: refilled only after the launch, a stream of creates one after the
     // other outran the pool and nearly every launch built its own link inline.
     this.refillWarm();
-    // Returned before the rules are in: the launch prepares the rest of the sandbox meanwhile.
-    const chain = runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers));
-    const ready = (warm ? chain : Promise.all([this.build(link), chain])).then(() => undefined);
-    const settled = ready.catch(() => undefined).finally(() => this.settingUp.delete(sandboxId));
-    this.settingUp.set(sandboxId, settled);
-    return { netnsPath: `/run/netns/${link.netns}`, resolvConfPath: join(this.dir, 'resolv.conf'), ready };
+    if (!warm) {
+      await Promise.all([this.build(link), runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers))]);
+    } else {
+      await runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers));
+    }
+    return { netnsPath: `/run/netns/${link.netns}`, resolvConfPath: join(this.dir, 'resolv.conf') };
   }
 
   private writeState(id: string, index: number): void {
@@ -203,8 +199,7 @@ export class SandboxNetworks {
   teardown(sandboxId: string): Promise<void> {
     const running = this.pending.get(sandboxId);
     if (running) return running;
-    // A launch that failed while its rules were going in: removed once they are in, so none stays.
-    const p = (this.settingUp.get(sandboxId) ?? Promise.resolve()).then(() => this.removeLink(sandboxId)).finally(() => this.pending.delete(sandboxId));
+    const p = this.removeLink(sandboxId).finally(() => this.pending.delete(sandboxId));
     this.pending.set(sandboxId, p);
     return p;
   }
