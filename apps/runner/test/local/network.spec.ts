@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNats, startPostgres, waitFor, type ThrowawayNats, type ThrowawayPostgres } from '@paddock/testing';
 import type { Server } from 'node:net';
+import { CallActivity } from '../../src/backend/local/call-activity';
 import { formatIpv4 } from '../../src/backend/local/net/cidr';
+import { SandboxNetworks } from '../../src/backend/local/net/sandbox-networks';
 import { destroyBackend, launchRunning, makeBackend, spec, waitForState, type TestBackend } from './helpers';
 import { hostAddress, hostListener, networkLeftovers, probeFromHost, probeFromSandbox, TestHost, type Reach } from './net-fixtures';
 
@@ -216,6 +218,44 @@ describe('local backend: warm egress links', () => {
     expect(left).toEqual({ leftoverProcesses: [], leftoverCgroups: [] });
     expect(networkLeftovers(restarted).netns).toEqual([]);
     expect(networkLeftovers(restarted)).toEqual({ netns: [], veths: [], table: false });
+  }, 60_000);
+});
+
+describe('local backend: warm egress links under a stream of launches', () => {
+  it("starts a taken link's replacement as the launch takes it, unless exec or file calls are being served", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'paddock-link-pace-'));
+    const activity = new CallActivity();
+    const net = new SandboxNetworks({ runnerId: 'link-pace', stateDir, ipPath: '/usr/sbin/ip', nftPath: '/usr/sbin/nft', hostResolvConf: '/etc/resolv.conf', warmLinks: 1, activity });
+    const prefix = net.names.vethPrefix;
+    const namespaces = (): string[] => (existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith(prefix)) : []);
+    // A pre-build's state file is written before its first `ip` run.
+    const prebuilds = (): string[] => readdirSync(join(stateDir, 'net')).filter((f) => f.startsWith('_warm-'));
+    const grant = { kind: 'unrestricted' } as const;
+    try {
+      await net.setup('a', grant);
+      await waitFor(() => net.warmCount() === 1, { timeoutMs: 15_000, what: 'the first warm link' });
+      // Back to back, no call in flight: the launch takes the warm link and its replacement is under way before the launch returns.
+      await net.setup('b', grant);
+      expect(net.launches).toEqual({ prebuilt: 1, inline: 1 });
+      expect(prebuilds()).toHaveLength(1);
+      await waitFor(() => net.warmCount() === 1, { timeoutMs: 15_000, what: 'the replacement' });
+      expect(namespaces()).toHaveLength(3);
+      // An exec being served holds the replacement back (until the calls pause).
+      const end = activity.begin();
+      await net.setup('c', grant);
+      expect(net.launches).toEqual({ prebuilt: 2, inline: 1 });
+      expect(prebuilds()).toEqual([]);
+      end();
+      await waitFor(() => net.warmCount() === 1, { timeoutMs: 15_000, what: 'the replacement once the call ended' });
+      expect(namespaces()).toHaveLength(4);
+      // Each launch got a link of its own.
+      expect(new Set(['a', 'b', 'c'].map((id) => readFileSync(join(stateDir, 'net', `${id}.json`), 'utf8').replace(/.*"index":(\d+).*/s, '$1'))).size).toBe(3);
+    } finally {
+      await Promise.all(['a', 'b', 'c'].map((id) => net.teardown(id)));
+      await net.dispose();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+    expect(namespaces()).toEqual([]);
   }, 60_000);
 });
 

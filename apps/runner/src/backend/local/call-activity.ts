@@ -1,9 +1,10 @@
 /**
- * Calls being served on the backend's sandboxes (execs, file requests, launches), for background
- * work that competes with them for the CPU: a pre-built network link's two `ip` runs, started by
- * the launch that took the last one, landed on that sandbox's first command. Such work waits for
- * the calls to pause, as the warm pools' refills do, but never longer than `maxWaitMs`, so a
- * steady stream of calls still gets its links built.
+ * Calls being served on the backend's sandboxes (execs, file requests), for background work that
+ * competes with them for the CPU: a pre-built network link's two `ip` runs landed on the commands
+ * of busy sandboxes. Such work waits for the calls to pause, as the warm pools' refills do, but
+ * never longer than `maxWaitMs`, so a steady stream of calls still gets its links built.
+ * Launches are not counted: a link's replacement is built while the launch that took it goes on,
+ * or a stream of creates one after the other is never quiet and builds its links inline.
  */
 export class CallActivity {
   private inFlight = 0;

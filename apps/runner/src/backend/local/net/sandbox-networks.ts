@@ -64,6 +64,8 @@ export class SandboxNetworks {
   private refilling = false;
   private closed = false;
   private probed: { ok: boolean; atMs: number } | undefined;
+  /** Egress launches so far: how many took a pre-built link, how many built their own. */
+  readonly launches = { prebuilt: 0, inline: 0 };
 
   constructor(private readonly o: SandboxNetworksOptions) {
     this.tag = createHash('sha256').update(`${o.runnerId}\0${o.stateDir}`).digest('hex').slice(0, 5);
@@ -110,15 +112,17 @@ export class SandboxNetworks {
     const resolvers = await this.init();
     const warm = this.takeWarm(sandboxId);
     const link = warm ?? this.link(this.allocate(sandboxId));
+    this.launches[warm ? 'prebuilt' : 'inline']++;
+    if (!warm) this.writeState(sandboxId, link.index);
+    // The replacement is built while this launch goes on (its chain, the supervisor, bwrap), on the
+    // CPU the launch leaves idle: refilled only after the launch, a stream of creates one after the
+    // other outran the pool and nearly every launch built its own link inline.
+    this.refillWarm();
     if (!warm) {
-      this.writeState(sandboxId, link.index);
       await Promise.all([this.build(link), runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers))]);
     } else {
       await runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers));
     }
-    // The launch is a call too: the pre-build it starts waits past the sandbox's first commands.
-    this.o.activity?.begin()();
-    this.refillWarm();
     return { netnsPath: `/run/netns/${link.netns}`, resolvConfPath: join(this.dir, 'resolv.conf') };
   }
 
@@ -154,7 +158,8 @@ export class SandboxNetworks {
   /**
    * Keeps `warmLinks` links built ahead of demand (namespace, veth, addresses and route take two
    * `ip` runs; a launch that takes a warm link only adds its nftables chain). Started by the
-   * first egress launch, so a runner that never grants egress builds none.
+   * first egress launch, so a runner that never grants egress builds none, and again by each
+   * launch as it takes a link. Launches do not hold it back; exec and file calls do (CallActivity).
    */
   private refillWarm(): void {
     if (this.refilling || this.closed) return;
@@ -183,6 +188,11 @@ export class SandboxNetworks {
         this.refilling = false;
       }
     })();
+  }
+
+  /** Links built and waiting for a launch (test and operator helper). */
+  warmCount(): number {
+    return this.warm.length;
   }
 
   /** Removes the sandbox's rules, link and namespace (idempotent; concurrent calls share one run). */
