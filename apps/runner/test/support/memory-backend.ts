@@ -114,7 +114,10 @@ export class MemoryBackend implements SandboxBackend {
     const child = spawn(cmd as string, args, { cwd: this.path(sandboxId, '/'), env: { PATH: process.env.PATH, ...req.env } });
     const exited = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.once('close', (exitCode, signal) => resolve({ exitCode, signal }));
+      // A command that cannot be found or run ends as the local backend's does: exit 127.
+      child.once('error', () => resolve({ exitCode: 127, signal: null }));
     });
+    child.stdin.on('error', () => undefined);
     return {
       stdin: child.stdin,
       stdout: child.stdout,
