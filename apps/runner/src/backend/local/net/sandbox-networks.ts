@@ -64,10 +64,12 @@ export class SandboxNetworks {
   private refilling = false;
   private closed = false;
   private probed: { ok: boolean; atMs: number } | undefined;
+  private readonly nowMs: () => number;
   /** Egress launches so far: how many took a pre-built link, how many built their own. */
   readonly launches = { prebuilt: 0, inline: 0 };
 
   constructor(private readonly o: SandboxNetworksOptions) {
+    this.nowMs = o.nowMs ?? (() => performance.now());
     this.tag = createHash('sha256').update(`${o.runnerId}\0${o.stateDir}`).digest('hex').slice(0, 5);
     this.dir = join(o.stateDir, 'net');
     this.names = { table: `paddock_${this.tag}`, vethPrefix: `${SANDBOX_VETH_PREFIX}${this.tag}`, linkBlock: this.readBlock() ?? this.pickBlock() };
@@ -80,7 +82,7 @@ export class SandboxNetworks {
    * tools being installed or removed shows within the second.
    */
   available(): boolean {
-    const now = (this.o.nowMs ?? performance.now.bind(performance))();
+    const now = this.nowMs();
     if (this.probed && now - this.probed.atMs < PROBE_TTL_MS) return this.probed.ok;
     let ok = true;
     try {
