@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import http, { Agent } from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { create } from '@bufbuild/protobuf';
@@ -11,6 +10,7 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import { subjects } from '@paddock/contracts';
 import { Pool } from 'pg';
+import { RawHttpClient } from './raw-http-client';
 import { BARE_BWRAP_ROOT, latencyStats, timeSequential, type ThrowawayNats } from '@paddock/testing';
 
 /**
@@ -50,51 +50,17 @@ export interface LeanHttp {
 }
 
 /**
- * node:http with a keep-alive Agent, as the CLI calls the gateway: a few tenths of a ms of client
- * CPU per request where undici's fetch costs about 0.8 ms on this machine, which a burst of 50
- * on 2 vCPUs would count against the gateway. The floor is measured with the same client.
+ * The benches' HTTP client: a load generator's minimal HTTP/1.1 keep-alive client (see
+ * RawHttpClient). It shares the machine's two CPUs with the platform, so its own cost is taken
+ * from the figures: node:http with a keep-alive Agent (what the CLI uses) spent 1.37 ms of CPU per
+ * warm first command in the burst of 50, undici's fetch more. The floor is measured with the same
+ * client.
  */
 export function leanHttp(): LeanHttp {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const client = new RawHttpClient();
   return {
-    request: (method, url, body, headers = {}) =>
-      new Promise((resolve, reject) => {
-        const payload = body === undefined ? undefined : JSON.stringify(body);
-        const req = http.request(
-          url,
-          {
-            method,
-            agent,
-            headers:
-              payload === undefined
-                ? headers
-                : {
-                    ...headers,
-                    'content-type': 'application/json',
-                    'content-length': Buffer.byteLength(payload),
-                  },
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.once('end', () => {
-              const text = Buffer.concat(chunks).toString('utf8');
-              try {
-                resolve({
-                  status: res.statusCode ?? 0,
-                  json: text ? (JSON.parse(text) as unknown) : undefined,
-                });
-              } catch (e) {
-                reject(e instanceof Error ? e : new Error(String(e)));
-              }
-            });
-            res.once('error', reject);
-          },
-        );
-        req.once('error', reject);
-        req.end(payload);
-      }),
-    close: () => agent.destroy(),
+    request: (method, url, body, headers) => client.request(method, url, body, headers),
+    close: () => client.close(),
   };
 }
 
