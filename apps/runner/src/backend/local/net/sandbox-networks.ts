@@ -6,6 +6,7 @@ import { formatIpv4, parseIpv4, parseIpv4Cidr, SANDBOX_LINK_RANGE, type Ipv4Bloc
 import { baseTableScript, checkEgressGrant, sandboxChainScript, SANDBOX_VETH_PREFIX, tableOwner, type EgressGrant, type RunnerNetNames, type SandboxLink } from './nft-ruleset';
 import { sandboxResolvConf } from './resolvers';
 import type { CallActivity } from '../call-activity';
+import { NftSession } from './nft-session';
 import { runTool } from './run-tool';
 
 /** How long `available()` trusts its last look at the tools. */
@@ -65,11 +66,14 @@ export class SandboxNetworks {
   private closed = false;
   private probed: { ok: boolean; atMs: number } | undefined;
   private readonly nowMs: () => number;
+  /** The launch path's nft scripts (chains in, links out) go to one long-lived `nft -i`. */
+  private readonly nft: NftSession;
   /** Egress launches so far: how many took a pre-built link, how many built their own. */
   readonly launches = { prebuilt: 0, inline: 0 };
 
   constructor(private readonly o: SandboxNetworksOptions) {
     this.nowMs = o.nowMs ?? (() => performance.now());
+    this.nft = new NftSession(o.nftPath);
     this.tag = createHash('sha256').update(`${o.runnerId}\0${o.stateDir}`).digest('hex').slice(0, 5);
     this.dir = join(o.stateDir, 'net');
     this.names = { table: `paddock_${this.tag}`, vethPrefix: `${SANDBOX_VETH_PREFIX}${this.tag}`, linkBlock: this.readBlock() ?? this.pickBlock() };
@@ -121,9 +125,9 @@ export class SandboxNetworks {
     // other outran the pool and nearly every launch built its own link inline.
     this.refillWarm();
     if (!warm) {
-      await Promise.all([this.build(link), runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers))]);
+      await Promise.all([this.build(link), this.nft.run(sandboxChainScript(this.names, link, egress, resolvers))]);
     } else {
-      await runTool(this.o.nftPath, ['-f', '-'], sandboxChainScript(this.names, link, egress, resolvers));
+      await this.nft.run(sandboxChainScript(this.names, link, egress, resolvers));
     }
     return { netnsPath: `/run/netns/${link.netns}`, resolvConfPath: join(this.dir, 'resolv.conf') };
   }
@@ -226,9 +230,9 @@ export class SandboxNetworks {
     // One transaction when both exist (the usual case); a missing entry fails it, so then one by one.
     const element = `delete element ${t} sandbox_chains { ${JSON.stringify(link.veth)} }\n`;
     const chain = `add chain ${t} ${link.chain}\nflush chain ${t} ${link.chain}\ndelete chain ${t} ${link.chain}\n`;
-    await runTool(this.o.nftPath, ['-f', '-'], element + chain).catch(async () => {
-      await runTool(this.o.nftPath, ['-f', '-'], element).catch(() => undefined);
-      await runTool(this.o.nftPath, ['-f', '-'], chain).catch(() => undefined);
+    await this.nft.run(element + chain).catch(async () => {
+      await this.nft.run(element).catch(() => undefined);
+      await this.nft.run(chain).catch(() => undefined);
     });
     await runTool(this.o.ipPath, ['-force', '-batch', '-'], `link del ${link.veth}\nnetns del ${link.netns}\n`).catch(() => undefined);
     if (existsSync(`/sys/class/net/${link.veth}`) || existsSync(`/run/netns/${link.netns}`)) {
@@ -264,6 +268,7 @@ export class SandboxNetworks {
     this.closed = true;
     while (this.refilling) await new Promise((r) => setTimeout(r, 10));
     for (const w of this.warm.splice(0)) await this.teardown(w.id);
+    this.nft.close();
     if (!this.available() || this.hasLinks()) return;
     await runTool(this.o.nftPath, ['-f', '-'], `add table inet ${this.names.table}\ndelete table inet ${this.names.table}\n`);
     rmSync(this.dir, { recursive: true, force: true });
