@@ -7,6 +7,7 @@ import {
   buildPackages,
   controllerNatsEnv,
   httpJson,
+  processAlive,
   provisionControllerRole,
   removeStateDir,
   startControlPlaneProcess,
@@ -53,14 +54,6 @@ describe('controller with the local driver and the real runner', () => {
   const api = <T>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> => httpJson<T>(cp.url, method, path, cp.token, body);
   const runner = async (): Promise<Runner> => (await api<Runner>('GET', '/v1/sandbox/managedRunners/local-a')).json;
   const pidOf = (): number => (JSON.parse(readFileSync(join(stateDir, 'runners', 'local-a', 'process.json'), 'utf8')) as { pid: number }).pid;
-  const alive = (pid: number): boolean => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
 
   beforeAll(async () => {
     buildPackages(['@paddock/control-plane', '@paddock/runner'], [CONTROL_PLANE_ENTRY, RUNNER_ENTRY]);
@@ -106,19 +99,19 @@ describe('controller with the local driver and the real runner', () => {
     );
     const r = await runner();
     expect(r.activeRevision).toBe(r.targetRevision);
-    expect(alive(pidOf())).toBe(true);
+    expect(processAlive(pidOf())).toBe(true);
   });
 
   it('a controller restarted on its own adopts the runner it left running (only the platform stop stops runners)', async () => {
     const pid = pidOf();
     await controller.stop();
-    expect(alive(pid)).toBe(true);
+    expect(processAlive(pid)).toBe(true);
     controller = await startController(controllerEnv, { log: () => undefined });
     await controller.resync();
     const r = await runner();
     expect([r.installStatus, r.connectionStatus]).toEqual(['RUNNER_INSTALL_STATUS_READY', 'RUNNER_CONNECTION_STATUS_CONNECTED']);
     expect(pidOf()).toBe(pid);
-    expect(alive(pid)).toBe(true);
+    expect(processAlive(pid)).toBe(true);
   });
 
   it('the runner gets no platform secret: its environment is an allow-list, its identity and NATS user in 0600 files', async () => {
@@ -216,14 +209,14 @@ describe('controller with the local driver and the real runner', () => {
       { timeoutMs: 90_000, what: 'rollout' },
     );
     expect(pidOf()).not.toBe(before);
-    expect(alive(before)).toBe(false);
+    expect(processAlive(before)).toBe(false);
   });
 
   it('delete → runner stopped, its state removed, and the runner gone from the control plane', async () => {
     const pid = pidOf();
     expect((await api('DELETE', '/v1/sandbox/managedRunners/local-a')).status).toBeLessThan(300);
     await waitFor(async () => (await api('GET', '/v1/sandbox/managedRunners/local-a')).status === 404, { timeoutMs: 90_000, what: 'runner gone' });
-    expect(alive(pid)).toBe(false);
+    expect(processAlive(pid)).toBe(false);
     expect(existsSync(join(stateDir, 'runners', 'local-a'))).toBe(false);
   }, 120_000);
 });

@@ -5,7 +5,7 @@ export { FixedClock, sequentialIds, waitFor } from './clock';
 export { percentile, latencyStats, timeSequential, row, medianOf, report, BARE_BWRAP_ROOT, type BenchRow, type LatencyStats } from './bench';
 export { REPO_ROOT, buildPackages, startAppProcess, startControlPlaneProcess, controllerNatsEnv, CONTROL_PLANE_ENTRY, httpJson, type AppProcess } from './app-process';
 export { seedRunnerYaml } from './seeds';
-export { processesUsing, removeStateDir } from './state-dirs';
+export { processAlive, processesUsing, removeStateDir } from './state-dirs';
 export { DB_ACCESS_ENTRY, provisionGatewayRole, provisionControllerRole } from './db-roles';
 export { credsSecrets, secretScanArgv, type SecretScanInput, type SecretScanReport } from './secret-scan';
 export { TCP_PROBE_PY, tcpProbeArgv, probeFromHost, hostListener, hostAddress, type Reach } from './sandbox-probes';

@@ -72,3 +72,13 @@ export async function removeStateDir(dir: string, graceMs = 5_000): Promise<void
   for (const mount of mountsUnder(dir)) spawnSync('umount', ['-l', mount]);
   rmSync(dir, { recursive: true, force: true });
 }
+
+/** Whether a process with this id exists (a zombie not yet reaped counts). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { NftSession } from '../../src/backend/local/net/nft-session';
+import { processAlive } from '@paddock/testing';
 
 /** The long-lived `nft -i` of the launch path, against the machine's real nftables (root). */
 describe('local backend: nft session', () => {
@@ -8,14 +9,6 @@ describe('local backend: nft session', () => {
   const t = `inet ${table}`;
   const nftPath = '/usr/sbin/nft';
   const listed = (): string => execFileSync(nftPath, ['list', 'table', 'inet', table], { encoding: 'utf8' });
-  const alive = (pid: number): boolean => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
   let nft: NftSession;
 
   beforeEach(() => {
@@ -53,14 +46,14 @@ describe('local backend: nft session', () => {
   it('starts another process when its own was killed, and close() leaves none', async () => {
     await nft.run(`add chain ${t} a1`);
     const first = nft.pid ?? 0;
-    expect(alive(first)).toBe(true);
+    expect(processAlive(first)).toBe(true);
     process.kill(first, 'SIGKILL');
-    await expect.poll(() => alive(first)).toBe(false);
+    await expect.poll(() => processAlive(first)).toBe(false);
     await nft.run(`add chain ${t} a2`);
     expect(listed()).toContain('chain a2');
     const second = nft.pid ?? 0;
     expect(second).not.toBe(first);
     nft.close();
-    await expect.poll(() => alive(second)).toBe(false);
+    await expect.poll(() => processAlive(second)).toBe(false);
   });
 });
