@@ -286,26 +286,31 @@ class Supervisor:
     while True:
       try: conn, _ = self.lsock.accept()
       except (BlockingIOError, InterruptedError): return
-      # Left blocking (its handler needs it so); the header is peeked at with MSG_DONTWAIT.
+      # Left blocking (its handler needs it so); the header is peeked at with MSG_DONTWAIT. The
+      # runner writes it as it connects, so it is mostly here already: read now, the connection
+      # costs no poll registration and no further turn of the main loop (an exec makes three).
       self.pending[conn.fileno()] = conn
-      poller.register(conn.fileno(), select.POLLIN)
+      if not self.read_header(conn.fileno()): poller.register(conn.fileno(), select.POLLIN)
 
-  def read_header(self, poller, fd):
+  def read_header(self, fd, poller=None):
+    # True once the connection is dealt with, False while its header line is still to come.
+    # `poller`: the one it waits in, if it does.
     conn = self.pending[fd]
     try: peek = conn.recv(65536, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-    except BlockingIOError: return
+    except BlockingIOError: return False
     except OSError: peek = b''
     nl = peek.find(b'\n')
+    if nl < 0 and peek and len(peek) < 65536: return False
+    del self.pending[fd]
+    if poller is not None: poller.unregister(fd)
     if nl < 0:
-      if not peek or len(peek) >= 65536:
-        poller.unregister(fd); del self.pending[fd]; conn.close()
-      return
+      conn.close(); return True
     conn.recv(nl + 1)
-    poller.unregister(fd); del self.pending[fd]
     try: req = json.loads(peek[:nl])
     except ValueError:
-      conn.close(); return
+      conn.close(); return True
     self.handle(req, conn)
+    return True
 
   def handle(self, req, conn):
     op = req.get('op')
@@ -703,7 +708,7 @@ class Supervisor:
         elif self.pod is not None and self.pod.handle(fd, poller):
           pass
         elif fd in self.pending:
-          self.read_header(poller, fd)
+          self.read_header(fd, poller)
         elif fd in self.handler_fds:
           self.reap_handler(fd)
       self.check_running()

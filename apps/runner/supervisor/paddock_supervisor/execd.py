@@ -1,6 +1,6 @@
 """The exec daemon: started inside a sandbox on its first exec, it posix_spawns commands with the request's sockets as stdio
 (on cgroup v1 through its spawner, which sits in the sandbox's cpu cgroup)."""
-import array, collections, errno, gc, json, marshal, os, resource, select, signal, socket
+import array, collections, errno, gc, json, marshal, mmap, os, resource, select, signal, socket
 
 from paddock_supervisor.fileops import file_ops
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
@@ -17,6 +17,10 @@ WARM_UP_NAME = 'paddock-warm-up.invalid'
 # How long an exec waits for room in a busy spawner's order queue.
 ORDER_WAIT_MS = 5000
 FD_BYTES = array.array('i').itemsize
+# The largest request (or order) a message may carry: argv and env of one command.
+MAX_MESSAGE = 1 << 20
+# The spawner's replies are a kind, a pid and a status, or an error's text.
+MAX_REPLY = 1 << 16
 SPAWN_SIGDEF = (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGHUP, signal.SIGQUIT)
 
 def execd_main(p, sock, cpu_procs=None):
@@ -76,6 +80,7 @@ class Spawner:
     self.poller = select.poll()
     self.poller.register(orders.fileno(), select.POLLIN)
     self.children = {}
+    self.inbox = message_buffer(MAX_MESSAGE)
 
   def run(self):
     loads, orders = marshal.loads, self.orders.fileno()
@@ -85,7 +90,7 @@ class Spawner:
           self.reap(fd)
           continue
         # Close-on-exec: only the copies posix_spawn puts on 0..2 reach the command.
-        try: msg, fds = recv_fds(self.orders, 1 << 20, 2)
+        try: msg, fds = recv_fds(self.orders, self.inbox, 2)
         except OSError: return
         # The daemon is gone: its commands run on (their sandbox's init reaps them).
         if not msg: return
@@ -126,20 +131,32 @@ class Spawner:
     os.close(pidfd)
     self.orders.send(marshal.dumps(('x', pid, status)))
 
-def recv_fds(sock, bufsize, maxfds):
+def message_buffer(size):
+  # One receive buffer per process, kept: recvmsg(1 MiB) allocated (mmap) a fresh megabyte per
+  # message, faulted its first page in, then shrank it (mremap) and later unmapped it (munmap: a
+  # TLB flush on every CPU the process's memory was live on) - on each request and each order.
+  # Anonymous and mapped lazily, so only the pages a message reached are ever resident.
+  buf = mmap.mmap(-1, size)
+  return buf, memoryview(buf)
+
+def recv_fds(sock, inbox, maxfds):
   # socket.recv_fds drops its flags argument (CPython 3.11): descriptors it receives are
   # inheritable, and a command spawned after it got copies of its own stdio (and, on cgroup v2, of
-  # its control socket) as fds 3 and up. These arrive close-on-exec.
-  msg, anc, _, _ = sock.recvmsg(bufsize, socket.CMSG_LEN(maxfds * FD_BYTES), socket.MSG_CMSG_CLOEXEC)
+  # its control socket) as fds 3 and up. These arrive close-on-exec. The message is returned as a
+  # view of `inbox` (see message_buffer), valid until its next message.
+  buf, view = inbox
+  n, anc, _, _ = sock.recvmsg_into([buf], socket.CMSG_LEN(maxfds * FD_BYTES), socket.MSG_CMSG_CLOEXEC)
   fds = array.array('i')
   for level, kind, data in anc:
     if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS: fds.frombytes(data[:len(data) - len(data) % FD_BYTES])
-  return msg, list(fds)
+  return view[:n], list(fds)
 
 def resolve_command(cmd, path):
   if '/' in cmd: return cmd
   for d in path.split(os.pathsep):
-    f = os.path.join(d or '.', cmd)
+    # As os.path.join(d or '.', cmd) for a cmd without '/', at a fraction of its cost per entry.
+    d = d or '.'
+    f = d + cmd if d.endswith('/') else d + '/' + cmd
     if os.access(f, os.X_OK) and not os.path.isdir(f): return f
   raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cmd)
 
@@ -156,6 +173,8 @@ class ExecDaemon:
     # Commands the spawner runs: ordered, not yet answered (its replies come in order), then by pid.
     self.ordered = collections.deque()
     self.by_pid = {}
+    self.inbox = message_buffer(MAX_MESSAGE)
+    self.replies = message_buffer(MAX_REPLY)
 
   def run(self):
     if self.cpu_procs is not None: self.start_spawner()
@@ -173,10 +192,10 @@ class ExecDaemon:
 
   def receive(self, sock):
     # One request of the supervisor's (or warm_up's); False once the supervisor is gone.
-    try: msg, fds = recv_fds(sock, 1 << 20, 3)
+    try: msg, fds = recv_fds(sock, self.inbox, 3)
     except OSError: return False
     if not msg: return False
-    body = json.loads(msg)
+    body = json.loads(msg.tobytes())
     if body.get('op') == 'file': self.file(body['req'], fds)
     else: self.start(body, fds)
     return True
@@ -259,7 +278,8 @@ class ExecDaemon:
 
   def started(self, job):
     ctl = job['ctl']
-    try: send_line(ctl, {'started': True, 'pid': job['pid']})
+    # Written out, not json.dumps'd: the same line, without the encoder's work on every exec.
+    try: ctl.sendall(b'{"started": true, "pid": %d}\n' % job['pid'])
     except OSError: pass
     self.by_ctl[ctl.fileno()] = job
     self.poller.register(ctl.fileno(), select.POLLIN)
@@ -306,18 +326,23 @@ class ExecDaemon:
       # Gone already (its pidfd reaps it, and a fresh one is started), or stuck.
       raise OSError(errno.ECHILD, 'no process to run the command in: %s' % e)
 
-  def from_spawner(self):
+  def from_spawner(self, drain=False):
+    # One reply per wakeup (poll is level-triggered: another one wakes it again at once), so the
+    # usual read ends without the BlockingIOError that draining would raise; only a spawner that
+    # is gone is drained.
     orders = self.spawner['orders']
+    buf, view = self.replies
     while True:
-      try: msg = orders.recv(1 << 16)
+      try: n = orders.recv_into(buf)
       except BlockingIOError: return
-      except OSError: msg = b''
+      except OSError: n = 0
       # Its end closes only as it exits: its pidfd reaps it.
-      if not msg:
+      if not n:
         try: self.poller.unregister(orders.fileno())
         except KeyError: pass
         return
-      self.spawner_said(msg)
+      self.spawner_said(view[:n])
+      if not drain: return
 
   def spawner_said(self, msg):
     # From inside the sandbox: anything but a well-formed reply ends this spawner.
@@ -344,7 +369,7 @@ class ExecDaemon:
 
   def spawner_gone(self, status):
     # What it said before it went is still to be read.
-    self.from_spawner()
+    self.from_spawner(drain=True)
     orders = self.spawner['orders']
     try: self.poller.unregister(orders.fileno())
     except KeyError: pass
@@ -423,9 +448,14 @@ class ExecDaemon:
     if ctl.fileno() in self.by_ctl:
       self.poller.unregister(ctl.fileno())
       del self.by_ctl[ctl.fileno()]
-    if os.WIFSIGNALED(status): res = {'exit': None, 'signal': signal.Signals(os.WTERMSIG(status)).name}
-    else: res = {'exit': os.WEXITSTATUS(status), 'signal': None}
-    if error: res['error'] = error
-    try: send_line(ctl, res)
+    if error:
+      if os.WIFSIGNALED(status): res = {'exit': None, 'signal': signal.Signals(os.WTERMSIG(status)).name}
+      else: res = {'exit': os.WEXITSTATUS(status), 'signal': None}
+      res['error'] = error
+      line = (json.dumps(res) + '\n').encode()
+    # The usual report, written out as started() does: a number, or a signal's name (an identifier).
+    elif os.WIFSIGNALED(status): line = b'{"exit": null, "signal": "%s"}\n' % signal.Signals(os.WTERMSIG(status)).name.encode()
+    else: line = b'{"exit": %d, "signal": null}\n' % os.WEXITSTATUS(status)
+    try: ctl.sendall(line)
     except OSError: pass
     ctl.close()

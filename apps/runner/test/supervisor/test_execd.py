@@ -53,10 +53,10 @@ class Daemon:
   def spawners(self):
     return [c for c in children(self.pid) if comm(c) == 'paddock-spawner']
 
-  def exec(self, argv, cwd=None):
+  def exec(self, argv, cwd=None, env=None):
     """Starts a command; returns its control socket and its stdio's near ends."""
     ctl, io, err = (socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(3))
-    body = {'op': 'exec', 'argv': argv, 'env': ENV, 'cwd': cwd or self.dir.name}
+    body = {'op': 'exec', 'argv': argv, 'env': env or ENV, 'cwd': cwd or self.dir.name}
     socket.send_fds(self.sock, [json.dumps(body).encode()], [ctl[1].fileno(), io[1].fileno(), err[1].fileno()])
     for s in (ctl[1], io[1], err[1]): s.close()
     return Exec(ctl[0], io[0], err[0])
@@ -136,6 +136,15 @@ class Spawner(unittest.TestCase):
     self.assertIn(b'paddock: cannot run', err)
     # The spawner serves on.
     self.assertEqual(self.d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
+
+  def test_a_large_request_then_a_small_one_are_each_read_whole_and_alone(self):
+    # The daemon and its spawner receive every message into one buffer of their own: a short
+    # message after a long one must not read the long one's leftovers.
+    big = 'x' * (100 * 1024)
+    first, last, out, _ = self.d.exec(['sh', '-c', 'printf %s "$BIG" | wc -c'], env=dict(ENV, BIG=big)).result()
+    self.assertEqual((first['started'], last['exit'], out), (True, 0, b'%d\n' % len(big)))
+    _, last, out, _ = self.d.exec(['sh', '-c', 'echo "[$BIG]"']).result()
+    self.assertEqual((last['exit'], out), (0, b'[]\n'))
 
   def test_a_kill_reaches_the_command_s_process_group(self):
     e = self.d.exec(['sleep', '30'])
