@@ -99,6 +99,9 @@ export async function createGateway(config: GatewayConfig, opts: { migrate?: boo
     // No Error (stack capture) made up front for every request/reply; the errors a failed call
     // becomes (RunnerTransportError) carry what the caller needs, a NATS-side stack adds nothing.
     noAsyncTraces: true,
+    // Nothing the gateway publishes is for itself: its row-change hints (SandboxChangeBroadcast)
+    // came back to it on every state write only to be dropped by origin.
+    noEcho: true,
   });
   const metrics = new GatewayMetrics(true);
   const registry = new RunnerRegistry();

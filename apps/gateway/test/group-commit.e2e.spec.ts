@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { SANDBOX_STATE_RANK } from '@paddock/contracts';
-import { createGatewayDb, type GatewayDatabase, type PlacementRecord } from '../src/db/database';
+import { createGatewayDb, gatewayPoolOf, type GatewayDatabase, type PlacementRecord } from '../src/db/database';
 import { migrateGatewayToLatest } from '../src/db/migrate';
 import { GroupCommit } from '../src/db/group-commit';
 import { SandboxRepository, type NewSandboxRow } from '../src/sandboxes/sandbox.repository';
@@ -176,5 +176,48 @@ describe('gateway: group commit of concurrent sandbox writes', () => {
       'EXITED',
     ]);
     expect(after[2]?.end_time).not.toBeNull();
+  });
+
+  // The create path's two statements run as prepared statements on the pool (PreparedBatch).
+  it('runs the prepared statements on the pool behind the handle', () => {
+    expect(gatewayPoolOf(db)).toBeDefined();
+  });
+
+  it('returns through the prepared statements the rows a read returns, alone and in batches past the named sizes', async () => {
+    const repo = new SandboxRepository(db);
+    const spec = { containers: [{ image: 'img', env: { B: '1', A: '2' } }] };
+    for (const n of [1, 3, 20]) {
+      const ns = Array.from({ length: n }, () => pending({ spec, tags: ['t1', 't2'] }));
+      const inserted = await Promise.all(ns.map((x) => repo.insertPending(x)));
+      for (const { row, created } of inserted) {
+        expect(created).toBe(true);
+        expect(row).toEqual(await repo.findAnyById(row.id));
+      }
+      const at = new Date('2026-01-02T03:04:05.678Z');
+      const running = { state: 'STATE_RUNNING' as const, rank: 2, sequence: 0, at, effective: { effectiveMaxLifetimeSeconds: 60 } };
+      const accepted = await Promise.all(ns.map((x) => repo.acceptPlacement(x.id, 'r1', { ...placement, winner: 'r1' }, running, new Date())));
+      for (const row of accepted) {
+        expect(row?.state).toBe('STATE_RUNNING');
+        expect(row?.start_time).toEqual(at);
+        expect(row?.runner_acknowledged).toBe(true);
+        expect(row).toEqual(await repo.findAnyById(row?.id ?? ''));
+      }
+    }
+  });
+
+  it('keeps the prepared statements working when a column is added under them (a newer gateway migrated)', async () => {
+    const repo = new SandboxRepository(db);
+    await Promise.all([repo.insertPending(pending()), repo.insertPending(pending())]);
+    await sql`ALTER TABLE gw_sandboxes ADD COLUMN added_later integer`.execute(db);
+    try {
+      for (let i = 0; i < 4; i++) {
+        const { row, created } = await repo.insertPending(pending());
+        expect(created).toBe(true);
+        const accepted = await repo.acceptPlacement(row.id, 'r1', { ...placement, winner: 'r1' }, { state: 'STATE_CREATING', rank: 1, sequence: 0, at: new Date() }, new Date());
+        expect(accepted?.state).toBe('STATE_CREATING');
+      }
+    } finally {
+      await sql`ALTER TABLE gw_sandboxes DROP COLUMN added_later`.execute(db);
+    }
   });
 });

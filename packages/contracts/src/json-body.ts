@@ -21,6 +21,8 @@ export function refusePrototypeKeys(key: string, value: unknown): unknown {
   return value;
 }
 
+const MAY_HOLD_REFUSED_KEY = /__proto__|constructor|\\u/;
+
 /**
  * Parses a JSON request body with `refusePrototypeKeys`. An empty (or blank) body is no body,
  * `undefined` (curl -X DELETE -H 'content-type: application/json'); syntax errors come back as
@@ -30,7 +32,9 @@ export function parseJsonBody(body: string | Buffer): unknown {
   const text = typeof body === 'string' ? body : body.toString('utf8');
   if (text.trim() === '') return undefined;
   try {
-    return JSON.parse(text, refusePrototypeKeys) as unknown;
+    // A reviver makes JSON.parse several times slower; only a body that could hold a refused key
+    // (its name, or any \u escape, which could spell it) needs one.
+    return (MAY_HOLD_REFUSED_KEY.test(text) ? JSON.parse(text, refusePrototypeKeys) : JSON.parse(text)) as unknown;
   } catch (e) {
     if (e instanceof PaddockError) throw e;
     const detail = e instanceof Error ? e.message : String(e);

@@ -10,6 +10,9 @@ describe('parseJsonBody', () => {
     ['{"__proto__":{"polluted":true}}', '__proto__'],
     ['{"a":{"b":[{"__proto__":null}]}}', '__proto__'],
     ['{"constructor":{"prototype":{"polluted":true}}}', 'constructor.prototype'],
+    // Spelled with escapes: the key is the same once decoded.
+    ['{"\\u005f_proto__":{"polluted":true}}', '__proto__'],
+    ['{"a":{"\\u0063onstructor":{"prototype":{"polluted":true}}}}', 'constructor.prototype'],
   ])('refuses %s naming %s, and pollutes nothing', (raw, field) => {
     let err: unknown;
     try {
@@ -29,5 +32,6 @@ describe('parseJsonBody', () => {
     expect(parseJsonBody('')).toBeUndefined();
     expect(parseJsonBody(Buffer.from(' \n'))).toBeUndefined();
     expect(parseJsonBody(Buffer.from('{"x":1}'))).toEqual({ x: 1 });
+    expect(parseJsonBody('{"s":"a\\u0041\\\\u"}')).toEqual({ s: 'aA\\u' });
   });
 });

@@ -85,8 +85,17 @@ export interface GwFsSnapshotsTable {
  */
 export const GATEWAY_SEARCH_PATH = `${GATEWAY_DB_SCHEMA},public`;
 
+/** The pg pool behind each gateway database handle (the hot path's prepared statements run on it). */
+const pools = new WeakMap<Kysely<GatewayDatabase>, Pool>();
+
 export function createGatewayDb(databaseUrl: string, max = 10): Kysely<GatewayDatabase> {
-  return new Kysely<GatewayDatabase>({
-    dialect: new PostgresDialect({ pool: new Pool({ connectionString: databaseUrl, max, application_name: 'paddock-gateway', options: `-c search_path=${GATEWAY_SEARCH_PATH}` }) }),
-  });
+  const pool = new Pool({ connectionString: databaseUrl, max, application_name: 'paddock-gateway', options: `-c search_path=${GATEWAY_SEARCH_PATH}` });
+  const db = new Kysely<GatewayDatabase>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+/** The pool `createGatewayDb` made `db` with; undefined for a handle made otherwise. */
+export function gatewayPoolOf(db: Kysely<GatewayDatabase>): Pool | undefined {
+  return pools.get(db);
 }

@@ -8,13 +8,48 @@ import {
   type SandboxState,
   type SandboxStateReason,
 } from '@paddock/contracts';
-import type { GatewayDatabase, PlacementRecord } from '../db/database';
+import type { GatewayDatabase, GwSandboxesTable, PlacementRecord } from '../db/database';
 import type { SandboxRouteCache } from './sandbox-route-cache';
 import type { SandboxChangeListener } from './change-broadcast';
 import { isTerminalRow, type SandboxRow } from './sandbox-view';
 import { GroupCommit } from '../db/group-commit';
+import { PreparedBatch, type PreparedBatchSpec } from '../db/prepared-batch';
 
 const TERMINAL = TERMINAL_SANDBOX_STATES;
+
+/**
+ * Every column of a sandbox row, named: what the prepared statements of the create path return
+ * (see PreparedBatch: a prepared `RETURNING *` may fail once a migration adds a column).
+ */
+const SANDBOX_COLUMN_SET = {
+  id: true,
+  organization_id: true,
+  request_id: true,
+  request_fingerprint: true,
+  spec: true,
+  tags: true,
+  state: true,
+  state_reason: true,
+  message: true,
+  exit_code: true,
+  state_sequence: true,
+  runner_id: true,
+  runner_group_id: true,
+  placement: true,
+  effective: true,
+  create_attempts: true,
+  runner_acknowledged: true,
+  delete_requested_at: true,
+  delete_grace_seconds: true,
+  create_time: true,
+  start_time: true,
+  end_time: true,
+  updated_at: true,
+  logs_deleted_at: true,
+} satisfies Record<keyof GwSandboxesTable, true>;
+const SANDBOX_COLUMN_NAMES = Object.keys(SANDBOX_COLUMN_SET);
+const SANDBOX_COLUMNS = sql.raw(SANDBOX_COLUMN_NAMES.join(', '));
+const SANDBOX_COLUMNS_OF_S = sql.raw(SANDBOX_COLUMN_NAMES.map((c) => `s.${c}`).join(', '));
 const TERMINAL_SQL_LIST = sql.raw(TERMINAL_SANDBOX_STATES.map((st) => `'${st}'`).join(', '));
 
 /**
@@ -73,6 +108,80 @@ interface Observed {
   now: Date;
 }
 
+/** The create's first commit: PENDING rows (a requestId already used inserts nothing). */
+const INSERT_PENDING: PreparedBatchSpec<NewSandboxRow> = {
+  name: 'gw_insert_pending',
+  width: 12,
+  values: (n) => [
+    n.id,
+    n.organizationId,
+    n.requestId,
+    n.requestFingerprint,
+    JSON.stringify(n.spec),
+    n.tags,
+    'STATE_PENDING',
+    n.runnerId,
+    n.runnerGroupId,
+    JSON.stringify(n.placement),
+    n.now,
+    n.now,
+  ],
+  sql: (rows) => sql`
+    INSERT INTO gw_sandboxes (id, organization_id, request_id, request_fingerprint, spec, tags, state, runner_id, runner_group_id, placement, create_time, updated_at)
+    VALUES ${sql.join(rows.map((r) => sql`(${sql.join(r)})`))}
+    ON CONFLICT (organization_id, request_id) WHERE request_id IS NOT NULL DO NOTHING
+    RETURNING ${SANDBOX_COLUMNS}`,
+};
+
+/**
+ * The accept (the create's second commit). SET expressions see the old row, so `newer` is
+ * evaluated once per row, consistently. The resolution echoes (`effective`) are fixed at launch:
+ * kept even when a state event won the race.
+ */
+const ACCEPT_PLACEMENT: PreparedBatchSpec<Acceptance> = {
+  name: 'gw_accept_placement',
+  width: 12,
+  values: ({ id, runnerId, placement, o, now }) => [
+    id,
+    runnerId,
+    JSON.stringify(placement),
+    o.state,
+    o.rank,
+    o.sequence,
+    o.reason ?? null,
+    o.message ?? null,
+    o.exitCode ?? null,
+    o.effective ? JSON.stringify(o.effective) : null,
+    o.at,
+    now,
+  ],
+  sql: (rows) => {
+    const values = sql.join(
+      rows.map(
+        ([id, runnerId, placement, state, rank, seq, reason, message, exit, effective, at, now]) =>
+          sql`(${id}::text, ${runnerId}::text, ${placement}::jsonb, ${state}::text, ${rank}::int, ${seq}::int8, ${reason}::text, ${message}::text, ${exit}::int, ${effective}::jsonb, ${at}::timestamptz, ${now}::timestamptz)`,
+      ),
+    );
+    const newer = sql`(s.state NOT IN (${TERMINAL_SQL_LIST}) AND (${rankOfState} < v.v_rank OR (${rankOfState} = v.v_rank AND s.state_sequence < v.v_seq)))`;
+    return sql`
+    UPDATE gw_sandboxes AS s SET
+      placement = v.v_placement,
+      runner_acknowledged = true,
+      updated_at = v.v_now,
+      state = CASE WHEN ${newer} THEN v.v_state ELSE s.state END,
+      state_sequence = GREATEST(s.state_sequence, v.v_seq),
+      state_reason = CASE WHEN v.v_reason IS NOT NULL AND ${newer} THEN v.v_reason ELSE s.state_reason END,
+      message = CASE WHEN v.v_message IS NOT NULL AND ${newer} THEN v.v_message ELSE s.message END,
+      exit_code = CASE WHEN v.v_exit IS NOT NULL AND ${newer} THEN v.v_exit ELSE s.exit_code END,
+      effective = CASE WHEN v.v_effective IS NOT NULL AND (${newer} OR s.effective IS NULL) THEN v.v_effective ELSE s.effective END,
+      start_time = CASE WHEN v.v_state = 'STATE_RUNNING' THEN COALESCE(s.start_time, v.v_at) ELSE s.start_time END,
+      end_time = CASE WHEN v.v_rank >= ${TERMINAL_SANDBOX_STATE_RANK} THEN COALESCE(s.end_time, v.v_at) ELSE s.end_time END
+    FROM (VALUES ${values}) AS v(v_id, v_runner, v_placement, v_state, v_rank, v_seq, v_reason, v_message, v_exit, v_effective, v_at, v_now)
+    WHERE s.id = v.v_id AND s.runner_id = v.v_runner
+    RETURNING ${SANDBOX_COLUMNS_OF_S}`;
+  },
+};
+
 export interface ListFilter {
   tags?: string[];
   states?: string[];
@@ -90,11 +199,17 @@ export interface ListFilter {
  * (`waiters`), here too.
  */
 export class SandboxRepository {
+  private readonly insertStatement: PreparedBatch<NewSandboxRow>;
+  private readonly acceptStatement: PreparedBatch<Acceptance>;
+
   constructor(
     private readonly db: Kysely<GatewayDatabase>,
     private readonly routes?: SandboxRouteCache,
     private readonly waiters?: SandboxChangeListener,
-  ) {}
+  ) {
+    this.insertStatement = new PreparedBatch(db, INSERT_PENDING);
+    this.acceptStatement = new PreparedBatch(db, ACCEPT_PLACEMENT);
+  }
 
   private readonly inserts = new GroupCommit<NewSandboxRow, SandboxRow | undefined>({
     many: (ns) => this.insertRows(ns),
@@ -129,35 +244,11 @@ export class SandboxRepository {
 
   /** The rows inserted, in order; undefined where the requestId was taken (by an earlier row of the same statement too). */
   private async insertRows(ns: NewSandboxRow[]): Promise<(SandboxRow | undefined)[]> {
-    const rows = await this.db
-      .insertInto('gw_sandboxes')
-      .values(
-        ns.map((n) => ({
-          id: n.id,
-          organization_id: n.organizationId,
-          request_id: n.requestId,
-          request_fingerprint: n.requestFingerprint,
-          spec: JSON.stringify(n.spec),
-          tags: n.tags,
-          state: 'STATE_PENDING',
-          runner_id: n.runnerId,
-          runner_group_id: n.runnerGroupId,
-          placement: JSON.stringify(n.placement),
-          create_time: n.now,
-          updated_at: n.now,
-        })),
-      )
-      .onConflict((oc) =>
-        oc
-          .columns(['organization_id', 'request_id'])
-          .where('request_id', 'is not', null)
-          .doNothing(),
-      )
-      .returningAll()
-      .execute();
+    const rows = await this.insertStatement.run<SandboxRow>(ns);
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ns.map((n) => byId.get(n.id));
   }
+
 
   findByRequestId(organizationId: string, requestId: string): Promise<SandboxRow | undefined> {
     return this.db
@@ -359,37 +450,13 @@ export class SandboxRepository {
     return row;
   }
 
-  /**
-   * SET expressions see the old row, so `newer` is evaluated once per row, consistently. The
-   * resolution echoes (`effective`) are fixed at launch: kept even when a state event won the race.
-   */
+  /** One ACCEPT_PLACEMENT statement for the batch; the rows in the order of `as`. */
   private async acceptRows(as: Acceptance[]): Promise<(SandboxRow | undefined)[]> {
-    const values = sql.join(
-      as.map(
-        ({ id, runnerId, placement, o, now }) =>
-          sql`(${id}::text, ${runnerId}::text, ${JSON.stringify(placement)}::jsonb, ${o.state}::text, ${o.rank}::int, ${o.sequence}::int8, ${o.reason ?? null}::text, ${o.message ?? null}::text, ${o.exitCode ?? null}::int, ${o.effective ? JSON.stringify(o.effective) : null}::jsonb, ${o.at}::timestamptz, ${now}::timestamptz)`,
-      ),
-    );
-    const newer = sql`(s.state NOT IN (${TERMINAL_SQL_LIST}) AND (${rankOfState} < v.v_rank OR (${rankOfState} = v.v_rank AND s.state_sequence < v.v_seq)))`;
-    const r = await sql<SandboxRow>`
-      UPDATE gw_sandboxes AS s SET
-        placement = v.v_placement,
-        runner_acknowledged = true,
-        updated_at = v.v_now,
-        state = CASE WHEN ${newer} THEN v.v_state ELSE s.state END,
-        state_sequence = GREATEST(s.state_sequence, v.v_seq),
-        state_reason = CASE WHEN v.v_reason IS NOT NULL AND ${newer} THEN v.v_reason ELSE s.state_reason END,
-        message = CASE WHEN v.v_message IS NOT NULL AND ${newer} THEN v.v_message ELSE s.message END,
-        exit_code = CASE WHEN v.v_exit IS NOT NULL AND ${newer} THEN v.v_exit ELSE s.exit_code END,
-        effective = CASE WHEN v.v_effective IS NOT NULL AND (${newer} OR s.effective IS NULL) THEN v.v_effective ELSE s.effective END,
-        start_time = CASE WHEN v.v_state = 'STATE_RUNNING' THEN COALESCE(s.start_time, v.v_at) ELSE s.start_time END,
-        end_time = CASE WHEN v.v_rank >= ${TERMINAL_SANDBOX_STATE_RANK} THEN COALESCE(s.end_time, v.v_at) ELSE s.end_time END
-      FROM (VALUES ${values}) AS v(v_id, v_runner, v_placement, v_state, v_rank, v_seq, v_reason, v_message, v_exit, v_effective, v_at, v_now)
-      WHERE s.id = v.v_id AND s.runner_id = v.v_runner
-      RETURNING s.*`.execute(this.db);
-    const byId = new Map(r.rows.map((x) => [x.id, x]));
+    const rows = await this.acceptStatement.run<SandboxRow>(as);
+    const byId = new Map(rows.map((x) => [x.id, x]));
     return as.map((a) => byId.get(a.id));
   }
+
 
   async markAcknowledged(id: string, runnerId: string): Promise<void> {
     await this.db
