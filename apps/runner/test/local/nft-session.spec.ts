@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { NftSession } from '../../src/backend/local/net/nft-session';
 import { processAlive } from '@paddock/testing';
 
@@ -41,6 +42,18 @@ describe('local backend: nft session', () => {
     expect(outcomes.map((o) => o.status)).toEqual(Array.from({ length: 20 }, (_, i) => (i % 5 === 4 ? 'rejected' : 'fulfilled')));
     const chains = listed().match(/chain k\d+/g) ?? [];
     expect(chains).toHaveLength(16);
+  });
+
+  it("runs nft with none of the runner's environment", async () => {
+    process.env.PADDOCK_NFT_SESSION_TEST_SECRET = 'not-for-nft';
+    try {
+      await nft.run(`add chain ${t} e1`);
+      const environ = readFileSync(`/proc/${nft.pid ?? 0}/environ`, 'utf8').split('\0').filter(Boolean);
+      expect(environ.map((kv) => kv.split('=')[0]).sort()).toEqual(['LC_ALL', 'PATH', 'PWD']);
+      expect(environ).toContain('PWD=/');
+    } finally {
+      delete process.env.PADDOCK_NFT_SESSION_TEST_SECRET;
+    }
   });
 
   it('starts another process when its own was killed, and close() leaves none', async () => {

@@ -71,7 +71,13 @@ export class NftSession {
 
   private start(): ChildProcessWithoutNullStreams {
     // Through sh only to merge stderr into stdout: nft's errors then arrive in order with its output.
-    const child = spawn('/bin/sh', ['-c', 'exec "$0" -i 2>&1', this.nftPath], { stdio: ['pipe', 'pipe', 'pipe'] });
+    // With none of the runner's environment: a process that lives as long as the runner holds no
+    // more of it than it needs (and C messages, whatever the host's locale); sh adds PWD, here `/`.
+    const child = spawn('/bin/sh', ['-c', 'exec "$0" -i 2>&1', this.nftPath], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      cwd: '/',
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
+    });
     this.child = child;
     this.buffered = '';
     child.stdout.setEncoding('utf8');
