@@ -56,6 +56,18 @@ describe('local backend: nft session', () => {
     }
   });
 
+  it('a script sent right after close() goes to a new process, and the old one ending does not fail it', async () => {
+    await nft.run(`add chain ${t} r1`);
+    const old = nft.pid ?? 0;
+    nft.close();
+    // Sent before the killed process's exit is seen.
+    await nft.run(`add chain ${t} r2`);
+    expect(nft.pid).not.toBe(old);
+    await expect.poll(() => processAlive(old)).toBe(false);
+    await nft.run(`add chain ${t} r3`);
+    expect(listed()).toMatch(/chain r2[\s\S]*chain r3/);
+  });
+
   it('starts another process when its own was killed, and close() leaves none', async () => {
     await nft.run(`add chain ${t} a1`);
     const first = nft.pid ?? 0;

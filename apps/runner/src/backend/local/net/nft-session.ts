@@ -4,6 +4,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 const SCRIPT_TIMEOUT_MS = 10_000;
 
 interface Waiting {
+  /** The process the script went to: only its output or its end answers the script. */
+  child: ChildProcessWithoutNullStreams;
   mark: string;
   resolve: (out: string) => void;
   reject: (e: Error) => void;
@@ -64,7 +66,7 @@ export class NftSession {
         this.fail(new Error(`nft: no answer in ${SCRIPT_TIMEOUT_MS} ms to: ${line}`));
         this.close();
       }, SCRIPT_TIMEOUT_MS);
-      this.waiting = { mark, resolve, reject, timer };
+      this.waiting = { child, mark, resolve, reject, timer };
       child.stdin.write(`${line}\nlist table inet ${mark}\n`);
     });
   }
@@ -82,6 +84,8 @@ export class NftSession {
     this.buffered = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (text: string) => {
+      // A process already replaced (killed after a timeout) answers nothing any more.
+      if (this.child !== child) return;
       this.buffered += text;
       this.settle();
     });
@@ -91,7 +95,7 @@ export class NftSession {
     for (const pipe of [child.stdin, child.stdout, child.stderr]) (pipe as unknown as { unref?: () => void }).unref?.();
     const gone = (): void => {
       if (this.child === child) this.child = undefined;
-      this.fail(new Error(`nft -i ended before answering (output: ${this.buffered.trim() || 'none'})`));
+      if (this.waiting?.child === child) this.fail(new Error(`nft -i ended before answering (output: ${this.buffered.trim() || 'none'})`));
     };
     child.once('exit', gone);
     child.once('error', gone);
