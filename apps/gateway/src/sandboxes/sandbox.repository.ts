@@ -249,7 +249,6 @@ export class SandboxRepository {
     return ns.map((n) => byId.get(n.id));
   }
 
-
   findByRequestId(organizationId: string, requestId: string): Promise<SandboxRow | undefined> {
     return this.db
       .selectFrom('gw_sandboxes')
@@ -456,7 +455,6 @@ export class SandboxRepository {
     const byId = new Map(rows.map((x) => [x.id, x]));
     return as.map((a) => byId.get(a.id));
   }
-
 
   async markAcknowledged(id: string, runnerId: string): Promise<void> {
     await this.db

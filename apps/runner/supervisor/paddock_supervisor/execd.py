@@ -448,14 +448,12 @@ class ExecDaemon:
     if ctl.fileno() in self.by_ctl:
       self.poller.unregister(ctl.fileno())
       del self.by_ctl[ctl.fileno()]
-    if error:
-      if os.WIFSIGNALED(status): res = {'exit': None, 'signal': signal.Signals(os.WTERMSIG(status)).name}
-      else: res = {'exit': os.WEXITSTATUS(status), 'signal': None}
-      res['error'] = error
-      line = (json.dumps(res) + '\n').encode()
-    # The usual report, written out as started() does: a number, or a signal's name (an identifier).
-    elif os.WIFSIGNALED(status): line = b'{"exit": null, "signal": "%s"}\n' % signal.Signals(os.WTERMSIG(status)).name.encode()
-    else: line = b'{"exit": %d, "signal": null}\n' % os.WEXITSTATUS(status)
-    try: ctl.sendall(line)
+    if os.WIFSIGNALED(status): code, sig = None, signal.Signals(os.WTERMSIG(status)).name
+    else: code, sig = os.WEXITSTATUS(status), None
+    try:
+      if error: send_line(ctl, {'exit': code, 'signal': sig, 'error': error})
+      # The usual report, written out as started() does: a number, or a signal's name (an identifier).
+      elif sig: ctl.sendall(b'{"exit": null, "signal": "%s"}\n' % sig.encode())
+      else: ctl.sendall(b'{"exit": %d, "signal": null}\n' % code)
     except OSError: pass
     ctl.close()

@@ -106,9 +106,10 @@ export class NftSession {
   private settle(): void {
     const w = this.waiting;
     if (!w) return;
-    const echo = this.buffered.indexOf(`list table inet ${w.mark}\n`);
+    const markLine = `list table inet ${w.mark}\n`;
+    const echo = this.buffered.indexOf(markLine);
     if (echo < 0) return;
-    const caretEnd = this.buffered.indexOf('\n', echo + `list table inet ${w.mark}\n`.length);
+    const caretEnd = this.buffered.indexOf('\n', echo + markLine.length);
     if (caretEnd < 0) return;
     const markError = this.buffered.lastIndexOf('Error:', echo);
     const out = this.buffered.slice(0, markError < 0 ? echo : markError);

@@ -124,11 +124,8 @@ export class SandboxNetworks {
     // CPU the launch leaves idle: refilled only after the launch, a stream of creates one after the
     // other outran the pool and nearly every launch built its own link inline.
     this.refillWarm();
-    if (!warm) {
-      await Promise.all([this.build(link), this.nft.run(sandboxChainScript(this.names, link, egress, resolvers))]);
-    } else {
-      await this.nft.run(sandboxChainScript(this.names, link, egress, resolvers));
-    }
+    const chain = this.nft.run(sandboxChainScript(this.names, link, egress, resolvers));
+    await Promise.all(warm ? [chain] : [this.build(link), chain]);
     return { netnsPath: `/run/netns/${link.netns}`, resolvConfPath: join(this.dir, 'resolv.conf') };
   }
 
