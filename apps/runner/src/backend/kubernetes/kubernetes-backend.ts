@@ -69,9 +69,16 @@ export interface KubernetesBackendOptions {
   clusterDomain?: string;
   /** Where a sandbox's Service is reached (default its cluster DNS name); tests point it at a local server. */
   serviceAddress?: ServiceAddressResolver;
+  /** The clock (epoch ms) that ages NetworkPolicies left without their pod; tests pass a fake one. */
+  now?: () => number;
 }
 
 const FIELD_MANAGER = 'paddock-runner';
+/**
+ * A sandbox NetworkPolicy without its pod this old is left over: a launch creates the policy first
+ * and its pod a few API calls later, possibly in another replica of the runner.
+ */
+const PODLESS_POLICY_GRACE_MS = 60_000;
 
 
 const WATCH_BACKOFF_BASE_MS = 500;
@@ -336,6 +343,39 @@ export class KubernetesBackend implements SandboxBackend {
     else if (isTerminal(final.state)) this.emit(id, final);
     else this.emit(id, { state: 'STATE_FAILED', reason: 'REAPED_UNKNOWN', message: 'pod deleted outside the runner' });
     this.stopReasons.delete(id);
+    // Whoever deleted the pod (the runner's stop, a user, an eviction), its credentials and its
+    // policy go with it; a stop has deleted the Secrets already, and a second delete is a 404.
+    void this.deleteSecrets(id)
+      .then(() => this.deleteNetworkPolicy(id))
+      .catch(() => undefined);
+  }
+
+  private async deleteNetworkPolicy(sandboxId: string): Promise<void> {
+    try {
+      await this.net.deleteNamespacedNetworkPolicy({ namespace: this.opts.namespace, name: podNameFor(sandboxId) });
+    } catch (e) {
+      if (statusCode(e) !== 404) throw e;
+    }
+  }
+
+  /**
+   * Policies whose pod went while no runner watched (deleted by hand or evicted during a restart):
+   * the pod's deletion was never seen, so nothing else would delete them.
+   */
+  private async deletePodlessPolicies(pods: k8s.V1Pod[]): Promise<void> {
+    const names = new Set(pods.map((p) => p.metadata?.name));
+    const policies = await this.net.listNamespacedNetworkPolicy({ namespace: this.opts.namespace, labelSelector: this.labelSelector });
+    const now = (this.opts.now ?? Date.now)();
+    for (const np of policies.items) {
+      const name = np.metadata?.name ?? '';
+      const created = np.metadata?.creationTimestamp ? new Date(np.metadata.creationTimestamp).getTime() : now;
+      if (names.has(name) || now - created < PODLESS_POLICY_GRACE_MS) continue;
+      try {
+        await this.net.deleteNamespacedNetworkPolicy({ namespace: this.opts.namespace, name });
+      } catch (e) {
+        if (statusCode(e) !== 404) throw e;
+      }
+    }
   }
 
   async launch(spec: LaunchSpec): Promise<void> {
@@ -437,11 +477,7 @@ export class KubernetesBackend implements SandboxBackend {
     await this.deletePod(sandboxId, graceSeconds).catch(() => undefined);
     await this.deleteSecrets(sandboxId);
     await this.services.delete(sandboxId, podNameFor(sandboxId), served);
-    try {
-      await this.net.deleteNamespacedNetworkPolicy({ namespace: this.opts.namespace, name: podNameFor(sandboxId) });
-    } catch (e) {
-      if (statusCode(e) !== 404) throw e;
-    }
+    await this.deleteNetworkPolicy(sandboxId);
   }
 
   private ref(sandboxId: string): { namespace: string; pod: string } {
@@ -557,6 +593,7 @@ export class KubernetesBackend implements SandboxBackend {
   async recover(): Promise<RecoveredSandbox[]> {
     await this.start();
     const list = await this.core.listNamespacedPod({ namespace: this.opts.namespace, labelSelector: this.labelSelector });
+    await this.deletePodlessPolicies(list.items);
     return list.items.flatMap((pod) => {
       const id = pod.metadata?.annotations?.[SANDBOX_ID_ANNOTATION];
       if (!id) return [];
