@@ -22,6 +22,7 @@ export * from './published-views';
 export * from './runner-config-file';
 export * from './request-id';
 export * from './labels';
+export * from './runner-rbac';
 export * from './services';
 export * from './sandbox-usage';
 export * from './sandbox-pause';

@@ -37,6 +37,11 @@ export interface K8sTestServerOptions {
   /** Bearer token clients must present (default a fixed test token). */
   token?: string;
   /**
+   * More identities, by name, each with its own token: requests with one are accepted and say whose
+   * they are (`RequestInfo.user`), so a hook can authorize them as RBAC would.
+   */
+  users?: Record<string, string>;
+  /**
    * Accept requests that carry no credentials (a wrong token is still a 401). kubectl/client-go
    * never send a bearer token over plain HTTP, so point kubectl at this server with this on.
    */
@@ -54,6 +59,8 @@ export interface RequestInfo {
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
   verb: string;
+  /** Whose token the request carried: a name of `users`, or `test` for the server's own token. */
+  user?: string;
   group?: string;
   resource?: string;
   namespace?: string;
@@ -71,8 +78,8 @@ export type RequestHook = (req: RequestInfo) => RequestHookResult | Promise<Requ
 export interface K8sTestServer {
   url: string;
   token: string;
-  /** A client-node KubeConfig for this server (plain HTTP, bearer token). */
-  kubeConfig(namespace?: string): KubeConfig;
+  /** A client-node KubeConfig for this server (plain HTTP, bearer token), as `user` (one of `users`) when given. */
+  kubeConfig(namespace?: string, user?: string): KubeConfig;
   list(apiVersion: string, kind: string, namespace?: string): KubeObject[];
   get(apiVersion: string, kind: string, name: string, namespace?: string): KubeObject | undefined;
   /** Test-side create, bypassing HTTP (still admitted and defaulted). */
@@ -147,13 +154,16 @@ export async function startK8sTestServer(opts: K8sTestServerOptions = {}): Promi
   }
   for (const n of opts.nodes ?? [{ name: 'node-1' }]) store.create(nodeType, nodeObject(n), { manager: 'kubelet' });
 
+  const tokens = new Map<string, string>([[`Bearer ${token}`, 'test'], ...Object.entries(opts.users ?? {}).map(([name, t]) => [`Bearer ${t}`, name] as const)]);
+  const userOf = (headers: IncomingHttpHeaders): string | undefined => (headers.authorization === undefined ? undefined : tokens.get(headers.authorization));
   const authorized = (headers: IncomingHttpHeaders): boolean =>
-    headers.authorization === `Bearer ${token}` || (opts.anonymous === true && headers.authorization === undefined);
+    userOf(headers) !== undefined || (opts.anonymous === true && headers.authorization === undefined);
 
   const describe = (req: IncomingMessage, url: URL): RequestInfo => {
     const r = route(url.pathname);
     const watch = url.searchParams.get('watch') === 'true' || (r.kind === 'resource' && r.watchPath);
-    const base = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers };
+    const user = userOf(req.headers);
+    const base = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, ...(user ? { user } : {}) };
     if (r.kind !== 'resource') return { ...base, verb: verbOf(base.method, true, false) };
     return {
       ...base,
@@ -242,12 +252,14 @@ export async function startK8sTestServer(opts: K8sTestServerOptions = {}): Promi
   return {
     url,
     token,
-    kubeConfig(namespace?: string): KubeConfig {
+    kubeConfig(namespace?: string, user?: string): KubeConfig {
       const kc = new KubeConfigClass();
+      const userToken = user === undefined ? token : opts.users?.[user];
+      if (userToken === undefined) throw new Error(`the test server has no user ${user}`);
       kc.loadFromOptions({
         clusters: [{ name: 'k8s-testserver', server: url, skipTLSVerify: true }],
-        users: [{ name: 'test', token }],
-        contexts: [{ name: 'k8s-testserver', cluster: 'k8s-testserver', user: 'test', ...(namespace ? { namespace } : {}) }],
+        users: [{ name: user ?? 'test', token: userToken }],
+        contexts: [{ name: 'k8s-testserver', cluster: 'k8s-testserver', user: user ?? 'test', ...(namespace ? { namespace } : {}) }],
         currentContext: 'k8s-testserver',
       });
       return kc;

@@ -1,4 +1,4 @@
-import { LABELS, MANAGED_BY_CONTROLLER } from '@paddock/contracts';
+import { LABELS, MANAGED_BY_CONTROLLER, RUNNER_SANDBOX_NAMESPACE_RULES } from '@paddock/contracts';
 import { runnerConfigOf, type DesiredRunner } from '../desired';
 import {
   ANNOTATION_REVISION,
@@ -189,16 +189,8 @@ export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeOb
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: { name, namespace: sbNs, labels },
-      // Least privilege: the runner manages sandbox pods, their network policies, their image
-      // pull Secrets (create and delete only: it never reads a Secret back) and the Services of
-      // their public ports (create and delete), nothing else.
-      rules: [
-        { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete', 'get', 'list', 'watch', 'patch'] },
-        { apiGroups: [''], resources: ['pods/exec', 'pods/log'], verbs: ['create', 'get'] },
-        { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['create', 'delete', 'get', 'list', 'patch'] },
-        { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete'] },
-        { apiGroups: [''], resources: ['services'], verbs: ['create', 'delete'] },
-      ],
+      // Least privilege, and the same rules the runner's tests run its backend under (see the contract).
+      rules: RUNNER_SANDBOX_NAMESPACE_RULES.map((r) => ({ apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] })),
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',

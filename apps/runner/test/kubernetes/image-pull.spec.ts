@@ -1,9 +1,9 @@
-import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
+import type { K8sTestServer } from '@paddock/k8s-testserver';
 import { waitFor } from '@paddock/testing';
 import { KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
 import type { BackendEvent } from '../../src/backend/sandbox-backend';
 import { parseRunnerEnv } from '../../src/config/env';
-import { createRestrictedNamespace, launchSpec } from './support';
+import { createRestrictedNamespace, launchSpec, runnerKubeConfig, startRunnerK8sServer } from './support';
 
 const NS = 'paddock-sandboxes-images';
 
@@ -11,7 +11,7 @@ const NS = 'paddock-sandboxes-images';
 describe('KubernetesBackend: image references and pull secrets', () => {
   let server: K8sTestServer;
   beforeAll(async () => {
-    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    server = await startRunnerK8sServer({ nodes: [{ name: 'node-1' }] });
     await createRestrictedNamespace(server.kubeConfig(), NS);
   });
   afterAll(async () => {
@@ -23,7 +23,7 @@ describe('KubernetesBackend: image references and pull secrets', () => {
     if (!env.ok) throw new Error(env.message);
     const bad = parseRunnerEnv({ PADDOCK_SANDBOX_IMAGE_PULL_SECRETS: 'Not_A_Name' });
     expect(bad.ok ? '' : bad.errors.join(' ')).toContain('PADDOCK_SANDBOX_IMAGE_PULL_SECRETS');
-    const backend = new KubernetesBackend({ runnerId: 'runner-img', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [], imagePullSecrets: env.env.PADDOCK_SANDBOX_IMAGE_PULL_SECRETS });
+    const backend = new KubernetesBackend({ runnerId: 'runner-img', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), runtimeClasses: [], imagePullSecrets: env.env.PADDOCK_SANDBOX_IMAGE_PULL_SECRETS });
     const events: BackendEvent[] = [];
     backend.onEvent((e) => events.push(e));
     try {
@@ -43,7 +43,7 @@ describe('KubernetesBackend: image references and pull secrets', () => {
     }
   });
   it('refuses by name a tag the policy admits only at pinned digests (the kubelet resolves tags, after the pod exists)', async () => {
-    const backend = new KubernetesBackend({ runnerId: 'runner-img', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [] });
+    const backend = new KubernetesBackend({ runnerId: 'runner-img', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), runtimeClasses: [] });
     try {
       const pin = `sha256:${'c'.repeat(64)}`;
       const launch = backend.launch(launchSpec({ sandboxId: 'pinned-tag', image: '127.0.0.1:5000/paddock/test:v1', imageDigests: [pin], runnerId: 'runner-img' }));

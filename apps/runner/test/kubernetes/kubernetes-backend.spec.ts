@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
+import type { K8sTestServer } from '@paddock/k8s-testserver';
 import { waitFor } from '@paddock/testing';
 import * as k8s from '@kubernetes/client-node';
 import { buildSandboxPod, KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
 import type { BackendEvent } from '../../src/backend/sandbox-backend';
-import { createRestrictedNamespace, launchSpec } from './support';
+import { createRestrictedNamespace, launchSpec, runnerKubeConfig, startRunnerK8sServer } from './support';
 
 const NS = 'paddock-sandboxes-runner-a';
 
@@ -17,9 +17,9 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
   const terminalOf = (id: string): BackendEvent | undefined => eventsOf(id).find((e) => e.state === 'STATE_COMPLETED' || e.state === 'STATE_FAILED');
 
   beforeAll(async () => {
-    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    server = await startRunnerK8sServer({ nodes: [{ name: 'node-1' }] });
     await createRestrictedNamespace(server.kubeConfig(), NS);
-    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [] });
+    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), runtimeClasses: [] });
     backend.onEvent((e) => events.push(e));
   });
   afterAll(async () => {
@@ -78,7 +78,7 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
   });
 
   it('refuses to launch under a runtime class or GPU model it does not offer, instead of running under a default', async () => {
-    const offering = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: ['gvisor'] });
+    const offering = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), runtimeClasses: ['gvisor'] });
     try {
       await expect(offering.launch(launchSpec({ sandboxId: 'sb-kata', runtimeClassName: 'kata' }))).rejects.toThrow('runtime class kata is not offered by this runner (offers gvisor)');
       expect(server.get('v1', 'Pod', podNameFor('sb-kata'), NS)).toBeUndefined();
@@ -192,7 +192,7 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     await core.createNamespacedPod({ namespace: NS, body: buildSandboxPod(spec, { namespace: NS }) });
     await waitFor(() => (server.get('v1', 'Pod', podNameFor('sb-orphan'), NS)?.status as { phase?: string } | undefined)?.phase === 'Running' || undefined, { what: 'orphan pod running' });
 
-    const restarted = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig() });
+    const restarted = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS) });
     const seen: BackendEvent[] = [];
     restarted.onEvent((e) => seen.push(e));
     try {
@@ -294,8 +294,8 @@ describe('KubernetesBackend on the Kubernetes API test server', () => {
     await backend.launch(launchSpec({ sandboxId: 'sb-recover' }));
     expect(server.list('v1', 'Pod', NS).filter((p) => p.metadata?.annotations?.['paddock.dev/sandbox-id'] === 'sb-recover')).toHaveLength(1);
 
-    const other = new KubernetesBackend({ runnerId: 'runner-b', namespace: NS, kubeConfig: server.kubeConfig() });
-    const restarted = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig() });
+    const other = new KubernetesBackend({ runnerId: 'runner-b', namespace: NS, kubeConfig: runnerKubeConfig(server, NS) });
+    const restarted = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS) });
     try {
       expect(await other.recover()).toEqual([]);
       const found = await restarted.recover();

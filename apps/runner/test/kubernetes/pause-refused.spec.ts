@@ -1,11 +1,11 @@
 import { CoreV1Api as k8sCore } from '@kubernetes/client-node';
-import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
+import type { K8sTestServer } from '@paddock/k8s-testserver';
 import { waitFor } from '@paddock/testing';
 import { isPaddockError, type PaddockError, type SandboxStateEvent } from '@paddock/contracts';
 import { KubernetesBackend } from '../../src/backend/kubernetes';
 import { PolicyHolder } from '../../src/policy/policy-holder';
 import { SandboxService } from '../../src/service/sandbox-service';
-import { createRestrictedNamespace } from './support';
+import { createRestrictedNamespace, runnerKubeConfig, startRunnerK8sServer } from './support';
 
 const NS = 'paddock-sandboxes-runner-k';
 const ORG = 'org-1';
@@ -24,9 +24,9 @@ describe('Kubernetes backend: pause and file-system snapshots are refused by nam
   const events: SandboxStateEvent[] = [];
 
   beforeAll(async () => {
-    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    server = await startRunnerK8sServer({ nodes: [{ name: 'node-1' }] });
     await createRestrictedNamespace(server.kubeConfig(), NS);
-    backend = new KubernetesBackend({ runnerId: 'runner-k', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [] });
+    backend = new KubernetesBackend({ runnerId: 'runner-k', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), runtimeClasses: [] });
     service = new SandboxService({
       backend,
       identity: { runnerId: 'runner-k', organizationId: ORG, clusterId: 'c', zone: 'z', runnerGroupId: 'default' },

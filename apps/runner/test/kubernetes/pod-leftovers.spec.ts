@@ -1,8 +1,8 @@
 import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import type * as k8s from '@kubernetes/client-node';
-import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
+import type { K8sTestServer } from '@paddock/k8s-testserver';
 import { KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
-import { createRestrictedNamespace, launchSpec } from './support';
+import { createRestrictedNamespace, launchSpec, runnerKubeConfig, startRunnerK8sServer } from './support';
 
 const NS = 'paddock-sandboxes-leftovers';
 const POLICY = ['networking.k8s.io/v1', 'NetworkPolicy'] as const;
@@ -19,10 +19,10 @@ describe('KubernetesBackend: nothing of a sandbox outlives its pod', () => {
   let core: CoreV1Api;
 
   beforeAll(async () => {
-    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    server = await startRunnerK8sServer({ nodes: [{ name: 'node-1' }] });
     await createRestrictedNamespace(server.kubeConfig(), NS);
     core = server.kubeConfig().makeApiClient(CoreV1Api);
-    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [] });
+    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), runtimeClasses: [] });
   });
   afterAll(async () => {
     await backend.close();
@@ -57,8 +57,8 @@ describe('KubernetesBackend: nothing of a sandbox outlives its pod', () => {
       spec: { podSelector: { matchLabels: { 'paddock.dev/sandbox-id': 'sb-gone' } }, policyTypes: ['Ingress', 'Egress'] },
     };
     await server.kubeConfig().makeApiClient(NetworkingV1Api).createNamespacedNetworkPolicy({ namespace: NS, body });
-    const soon = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), now: () => Date.now() + 10_000 });
-    const later = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), now: () => Date.now() + 120_000 });
+    const soon = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), now: () => Date.now() + 10_000 });
+    const later = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), now: () => Date.now() + 120_000 });
     try {
       // Within the grace, it may be a launch of another replica whose pod is a few calls away.
       await soon.recover();

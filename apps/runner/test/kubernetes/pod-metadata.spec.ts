@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { PaddockError, SandboxSpecSchema, type Policy } from '@paddock/contracts';
-import { checkPodSecurityRestricted, startK8sTestServer, validateManifest, type K8sTestServer, type PodSpec } from '@paddock/k8s-testserver';
+import { checkPodSecurityRestricted, validateManifest, type K8sTestServer, type PodSpec } from '@paddock/k8s-testserver';
 import { resolveSandboxSpec } from '@paddock/policy';
 import { waitFor } from '@paddock/testing';
 import { buildSandboxPod, KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
@@ -10,7 +10,7 @@ import { PLATFORM_KEY_PREFIX } from '../../src/backend/kubernetes/pod-metadata';
 import { secretEnvSecretNameFor } from '../../src/backend/kubernetes/secret-env';
 import type { LaunchBase, LaunchSpec } from '../../src/backend/sandbox-backend';
 import { effectiveFieldsOf, toLaunchSpec } from '../../src/service/launch-spec';
-import { createRestrictedNamespace, launchSpec } from './support';
+import { createRestrictedNamespace, launchSpec, runnerKubeConfig, startRunnerK8sServer } from './support';
 
 const NS = 'paddock-sandboxes-meta';
 const OPTS = { namespace: NS, gpuTypes: ['H100'] };
@@ -147,7 +147,7 @@ describe('KubernetesBackend metadata, placement and secret env on a cluster', ()
   let core: k8s.CoreV1Api;
 
   beforeAll(async () => {
-    server = await startK8sTestServer({
+    server = await startRunnerK8sServer({
       nodes: [
         { name: 'plain' },
         { name: 'gpu-40', labels: { [GPU_MEMORY_LABEL]: '40960' }, taints: [{ key: 'gpu', value: 'true', effect: 'NoSchedule' }] },
@@ -156,7 +156,7 @@ describe('KubernetesBackend metadata, placement and secret env on a cluster', ()
     });
     await createRestrictedNamespace(server.kubeConfig(), NS);
     core = server.kubeConfig().makeApiClient(k8s.CoreV1Api);
-    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), maxGpuCount: 1 });
+    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), maxGpuCount: 1 });
   });
   afterAll(async () => {
     await backend.close();

@@ -1,8 +1,8 @@
-import { checkPodSecurityRestricted, startK8sTestServer, validateManifest, type K8sTestServer, type PodSpec } from '@paddock/k8s-testserver';
+import { checkPodSecurityRestricted, validateManifest, type K8sTestServer, type PodSpec } from '@paddock/k8s-testserver';
 import { waitFor } from '@paddock/testing';
 import { buildSandboxPod, KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
 import type { BackendEvent, LaunchContainer, LaunchSpec } from '../../src/backend/sandbox-backend';
-import { createRestrictedNamespace, launchSpec } from './support';
+import { createRestrictedNamespace, launchSpec, runnerKubeConfig, startRunnerK8sServer } from './support';
 
 const NS = 'paddock-sandboxes-pod-parts';
 
@@ -44,9 +44,9 @@ describe('the sandbox pod carries sidecars, init containers, scratch volumes, mo
   const terminalOf = (id: string): BackendEvent | undefined => eventsOf(id).find((e) => e.state === 'STATE_COMPLETED' || e.state === 'STATE_FAILED');
 
   beforeAll(async () => {
-    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    server = await startRunnerK8sServer({ nodes: [{ name: 'node-1' }] });
     await createRestrictedNamespace(server.kubeConfig(), NS);
-    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [] });
+    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), runtimeClasses: [] });
     backend.onEvent((e) => events.push(e));
   });
   afterAll(async () => {

@@ -1,8 +1,8 @@
-import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
+import type { K8sTestServer } from '@paddock/k8s-testserver';
 import { checkPodSecurityRestricted, validateManifest, type PodSpec } from '@paddock/k8s-testserver';
 import type * as k8s from '@kubernetes/client-node';
 import { KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
-import { createRestrictedNamespace, launchSpec } from './support';
+import { createRestrictedNamespace, launchSpec, runnerKubeConfig, startRunnerK8sServer } from './support';
 
 const NS = 'paddock-sandboxes-pull';
 
@@ -12,9 +12,9 @@ describe('KubernetesBackend image pull credentials', () => {
   let backend: KubernetesBackend;
 
   beforeAll(async () => {
-    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    server = await startRunnerK8sServer({ nodes: [{ name: 'node-1' }] });
     await createRestrictedNamespace(server.kubeConfig(), NS);
-    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [] });
+    backend = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), runtimeClasses: [] });
   });
   afterAll(async () => {
     await backend.close();

@@ -2,14 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { startK8sTestServer, validateManifest, type K8sTestServer } from '@paddock/k8s-testserver';
+import { validateManifest, type K8sTestServer } from '@paddock/k8s-testserver';
 import { PaddockError } from '@paddock/contracts';
 import { waitFor } from '@paddock/testing';
 import * as k8s from '@kubernetes/client-node';
 import { KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
 import { SANDBOX_POD_LABEL, serviceNameFor, type ServiceTarget } from '../../src/backend/kubernetes/services';
 import type { BackendEvent } from '../../src/backend/sandbox-backend';
-import { createRestrictedNamespace, launchSpec } from './support';
+import { createRestrictedNamespace, launchSpec, runnerKubeConfig, startRunnerK8sServer } from './support';
 
 const NS = 'paddock-sandboxes-svc';
 
@@ -32,7 +32,7 @@ describe('KubernetesBackend public services', () => {
     const b = new KubernetesBackend({
       runnerId: 'runner-a',
       namespace: NS,
-      kubeConfig: server.kubeConfig(),
+      kubeConfig: runnerKubeConfig(server, NS),
       runtimeClasses: [],
       // Offered, but on no node of the test cluster: a pod asking for it is never scheduled.
       gpuTypes: ['H100'],
@@ -52,7 +52,7 @@ describe('KubernetesBackend public services', () => {
       sock.pipe(sock);
     });
     await new Promise<void>((r) => standIn.listen(0, '127.0.0.1', r));
-    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    server = await startRunnerK8sServer({ nodes: [{ name: 'node-1' }] });
     await createRestrictedNamespace(server.kubeConfig(), NS);
     backend = backendOn();
   });

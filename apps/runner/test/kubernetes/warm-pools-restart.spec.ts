@@ -1,12 +1,12 @@
 import * as k8s from '@kubernetes/client-node';
-import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
+import type { K8sTestServer } from '@paddock/k8s-testserver';
 import { waitFor } from '@paddock/testing';
 import { KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
 import { takeEnvSecretNameFor, WARM_TAKE_ANNOTATION } from '../../src/backend/kubernetes/warm-ties';
 import { PolicyHolder } from '../../src/policy/policy-holder';
 import { SandboxService, type RunnerLogger } from '../../src/service/sandbox-service';
 import { WarmPoolBackend } from '../../src/service/warm-pools';
-import { createRestrictedNamespace } from './support';
+import { createRestrictedNamespace, runnerKubeConfig, startRunnerK8sServer } from './support';
 
 const NS = 'paddock-sandboxes-runner-warm-restart';
 const ORG = 'org-1';
@@ -51,7 +51,7 @@ describe('runner warm pools on Kubernetes across a runner restart (API test serv
     const inner = new KubernetesBackend({
       runnerId: identity.runnerId,
       namespace: NS,
-      kubeConfig: server.kubeConfig(),
+      kubeConfig: runnerKubeConfig(server, NS),
       runtimeClasses: [],
     });
     const policy = new PolicyHolder();
@@ -89,7 +89,7 @@ describe('runner warm pools on Kubernetes across a runner restart (API test serv
       ?.status.state;
 
   beforeAll(async () => {
-    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    server = await startRunnerK8sServer({ nodes: [{ name: 'node-1' }] });
     await createRestrictedNamespace(server.kubeConfig(), NS);
   });
   afterAll(async () => {

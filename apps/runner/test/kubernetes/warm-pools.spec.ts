@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
+import type { K8sTestServer } from '@paddock/k8s-testserver';
 import { waitFor } from '@paddock/testing';
 import { ANNOTATIONS, WARM_POOL_LABEL, type SandboxStateEvent } from '@paddock/contracts';
 import { KubernetesBackend, podNameFor } from '../../src/backend/kubernetes';
@@ -7,7 +7,7 @@ import type { LaunchSpec } from '../../src/backend/sandbox-backend';
 import { PolicyHolder } from '../../src/policy/policy-holder';
 import { SandboxService, type RunnerLogger } from '../../src/service/sandbox-service';
 import { WarmPoolBackend } from '../../src/service/warm-pools';
-import { createRestrictedNamespace } from './support';
+import { createRestrictedNamespace, runnerKubeConfig, startRunnerK8sServer } from './support';
 
 const NS = 'paddock-sandboxes-runner-warm';
 /** The API test server runs a pod's commands on the host, so a create's file lands at this host path. */
@@ -39,9 +39,9 @@ describe('runner warm pools on the Kubernetes backend (API test server)', () => 
   const stateOf = (id: string): string | undefined => service.list({ organizationId: ORG, showTerminated: true }).find((s) => s.sandboxId === id)?.status.state;
 
   beforeAll(async () => {
-    server = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    server = await startRunnerK8sServer({ nodes: [{ name: 'node-1' }] });
     await createRestrictedNamespace(server.kubeConfig(), NS);
-    inner = new KubernetesBackend({ runnerId: identity.runnerId, namespace: NS, kubeConfig: server.kubeConfig(), runtimeClasses: [] });
+    inner = new KubernetesBackend({ runnerId: identity.runnerId, namespace: NS, kubeConfig: runnerKubeConfig(server, NS), runtimeClasses: [] });
     const launch = inner.launch.bind(inner);
     inner.launch = (spec: LaunchSpec) => {
       launched.push(spec);

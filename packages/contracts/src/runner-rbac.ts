@@ -1,0 +1,27 @@
+/** One rule of a Kubernetes Role, as RBAC reads it. */
+export interface RbacRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+/**
+ * What a runner may do in its sandbox namespace: the controller grants exactly these rules to the
+ * runner's ServiceAccount, and the runner's Kubernetes tests run its backend under them (the API
+ * test server refuses anything else with a 403, as RBAC would), so a call the backend starts
+ * making is either granted here or fails in tests, never first in a cluster.
+ *
+ * Least privilege: sandbox pods (and their exec and logs), their NetworkPolicies, the Services of
+ * their public ports, and the Secrets the runner itself writes for them. Secrets: create and
+ * delete, and `get`, which a restarted runner needs to read back a warm take's secret env (the
+ * create's delivered values, which exist nowhere else). Never `list`, `watch` or `patch` on
+ * Secrets: those would let the runner find and read, or rewrite, the namespace's other Secrets
+ * without knowing their names.
+ */
+export const RUNNER_SANDBOX_NAMESPACE_RULES: readonly RbacRule[] = [
+  { apiGroups: [''], resources: ['pods'], verbs: ['create', 'delete', 'get', 'list', 'watch', 'patch'] },
+  { apiGroups: [''], resources: ['pods/exec', 'pods/log'], verbs: ['create', 'get'] },
+  { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['create', 'delete', 'get', 'list', 'patch'] },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'delete', 'get'] },
+  { apiGroups: [''], resources: ['services'], verbs: ['create', 'delete'] },
+];

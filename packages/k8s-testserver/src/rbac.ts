@@ -1,0 +1,32 @@
+import type { RequestHook } from './server';
+
+/** One Role rule, as RBAC reads it. */
+export interface RoleRule {
+  apiGroups: readonly string[];
+  resources: readonly string[];
+  verbs: readonly string[];
+}
+
+const has = (list: readonly string[], value: string): boolean => list.includes('*') || list.includes(value);
+
+/**
+ * A request hook that authorizes `user`'s requests as a Role bound in `namespace` would: a
+ * resource request outside the namespace, or one no rule grants (verb, API group, resource or
+ * `resource/subresource`), gets RBAC's 403. Discovery and other non-resource paths pass, as the
+ * default `system:discovery` binding lets them; other users' requests are not looked at.
+ */
+export function roleHook(user: string, namespace: string, rules: readonly RoleRule[]): RequestHook {
+  return (req) => {
+    if (req.user !== user || req.resource === undefined) return;
+    const resource = req.subresource ? `${req.resource}/${req.subresource}` : req.resource;
+    const group = req.group ?? '';
+    const granted = req.namespace === namespace && rules.some((r) => has(r.apiGroups, group) && has(r.resources, resource) && has(r.verbs, req.verb));
+    if (granted) return;
+    const where = req.namespace ? `in the namespace "${req.namespace}"` : 'at the cluster scope';
+    return {
+      code: 403,
+      reason: 'Forbidden',
+      message: `${resource}${group ? `.${group}` : ''}${req.name ? ` "${req.name}"` : ''} is forbidden: User "${user}" cannot ${req.verb} resource "${resource}" in API group "${group}" ${where}`,
+    };
+  };
+}
