@@ -3,6 +3,7 @@ import { FIELD_MANAGER } from '../src/builders/names';
 import type { DesiredRunner } from '../src/desired';
 import { KubernetesDriver } from '../src/drivers/kubernetes.driver';
 import { NotLeaderError } from '../src/drivers/fenced-connection';
+import { CONTROLLER_USER, controllerKubeConfig } from './support/controller-rbac';
 
 const desired: DesiredRunner = {
   uid: '6f1c0c4e-0000-4000-8000-0000000000f1',
@@ -39,7 +40,7 @@ const desired: DesiredRunner = {
 describe('KubernetesDriver fencing', () => {
   let k8s: K8sTestServer;
   beforeAll(async () => {
-    k8s = await startK8sTestServer({ nodes: [{ name: 'node-1' }] });
+    k8s = await startK8sTestServer({ nodes: [{ name: 'node-1' }], users: { [CONTROLLER_USER]: 'controller-token' } });
   });
   afterAll(async () => {
     await k8s?.close();
@@ -47,7 +48,7 @@ describe('KubernetesDriver fencing', () => {
 
   it('refuses every write while mayWrite() is false, still reads, and writes again once it is true', async () => {
     let leader = false;
-    const driver = new KubernetesDriver(k8s.kubeConfig(), { natsUrl: 'nats://n', clusterId: 'c-1', mayWrite: () => leader });
+    const driver = new KubernetesDriver(controllerKubeConfig(k8s), { natsUrl: 'nats://n', clusterId: 'c-1', mayWrite: () => leader });
     const writes0 = k8s.writeCount(FIELD_MANAGER);
     await expect(driver.apply(desired)).rejects.toBeInstanceOf(NotLeaderError);
     await expect(driver.teardown(desired.runnerId, desired.uid)).rejects.toBeInstanceOf(NotLeaderError);
@@ -67,7 +68,7 @@ describe('KubernetesDriver fencing', () => {
     // Still the leader when apply() checks before patch(), deposed by the time the request leaves
     // (a pause in between): the request is refused, nothing reaches the server.
     let allowed = 1;
-    const driver = new KubernetesDriver(k8s.kubeConfig(), { natsUrl: 'nats://n', clusterId: 'c-1', mayWrite: () => allowed-- > 0 });
+    const driver = new KubernetesDriver(controllerKubeConfig(k8s), { natsUrl: 'nats://n', clusterId: 'c-1', mayWrite: () => allowed-- > 0 });
     const other = { ...desired, runnerId: 'fenced-late', uid: '6f1c0c4e-0000-4000-8000-0000000000f2' };
     const writes0 = k8s.writeCount(FIELD_MANAGER);
     await expect(driver.apply(other)).rejects.toBeInstanceOf(NotLeaderError);
@@ -79,7 +80,7 @@ describe('KubernetesDriver fencing', () => {
     // Leader for apply()'s own check and for the request middleware, deposed before the
     // connection writes (a freeze during the TCP connect): the socket gate refuses.
     let allowed = 2;
-    const driver = new KubernetesDriver(k8s.kubeConfig(), { natsUrl: 'nats://n', clusterId: 'c-1', mayWrite: () => allowed-- > 0 });
+    const driver = new KubernetesDriver(controllerKubeConfig(k8s), { natsUrl: 'nats://n', clusterId: 'c-1', mayWrite: () => allowed-- > 0 });
     const other = { ...desired, runnerId: 'fenced-socket', uid: '6f1c0c4e-0000-4000-8000-0000000000f3' };
     const writes0 = k8s.writeCount(FIELD_MANAGER);
     await expect(driver.apply(other)).rejects.toThrow(/not the leader any more/);

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { startK8sTestServer, validateManifest, type K8sTestServer } from '@paddock/k8s-testserver';
+import { CONTROLLER_USER, controllerKubeConfig } from './support/controller-rbac';
 import {
   CONTROL_PLANE_ENTRY,
   buildPackages,
@@ -76,6 +77,7 @@ describe('controller on the Kubernetes API test server', () => {
         { name: 'system-1', labels: { 'node-pool': 'system' } },
         { name: 'gpu-1', labels: { 'node-pool': 'gpu' }, taints: [{ key: 'workload', value: 'gpu', effect: 'NoSchedule' }] },
       ],
+      users: { [CONTROLLER_USER]: 'controller-token' },
     });
     kc = k8s.kubeConfig();
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'paddock-system' } } });
@@ -90,7 +92,7 @@ describe('controller on the Kubernetes API test server', () => {
       PADDOCK_CONTROLLER_ID: 'controller-a',
       PADDOCK_RESYNC_MS: '1000',
     });
-    controller = await startController(env, { kubeConfig: kc, log: () => undefined });
+    controller = await startController(env, { kubeConfig: controllerKubeConfig(k8s), log: () => undefined });
   }, 300_000);
 
   afterAll(async () => {

@@ -6,4 +6,4 @@ export { filterNode, tolerates, unschedulableMessage } from './controllers/sched
 export { podTemplateHash } from './controllers/deployment';
 export type { KubeObject, ObjectMeta, NodeSpecLite, Taint, Toleration, PodSpec, Container, SecurityContext, PodSecurityContext, Condition, ManagedFieldsEntry } from './types';
 export type { StatusBody, StatusCause } from './store/errors';
-export { roleHook, type RoleRule } from './rbac';
+export { rbacRulesIn, roleHook, type RoleRule } from './rbac';

@@ -24,6 +24,7 @@ import type { Kysely } from 'kysely';
 import { CONTROLLER_ENTRY, ControllerProcess } from '../support/controller-process';
 import { CountingProxy } from '../support/counting-proxy';
 import { driftOf } from '../support/drift';
+import { CONTROLLER_USER, controllerKubeConfig } from '../support/controller-rbac';
 
 /**
  * Controller faults (API errors, watch drops, conflicts) on the Kubernetes API test server, with the compiled controller as a real child
@@ -55,7 +56,7 @@ describe('controller under faults (API errors, a deposed leader, watch drops, co
   const api = <T>(method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> => httpJson<T>(cp.url, method, path, cp.token, body);
 
   const kubeconfigFile = (server: string, name: string): string => {
-    const cfg = JSON.parse(k8s.kubeConfig().exportConfig()) as { clusters: { cluster: { server: string } }[] };
+    const cfg = JSON.parse(controllerKubeConfig(k8s).exportConfig()) as { clusters: { cluster: { server: string } }[] };
     for (const c of cfg.clusters) c.cluster.server = server;
     const file = join(dir, `${name}.kubeconfig.json`);
     writeFileSync(file, JSON.stringify(cfg));
@@ -116,7 +117,7 @@ describe('controller under faults (API errors, a deposed leader, watch drops, co
     nats = await startNats();
     databaseUrl = await pg.createDatabase('paddock');
     cp = await startControlPlaneProcess({ databaseUrl, nats, env: { PADDOCK_MAINTENANCE_INTERVAL_MS: '0' } });
-    k8s = await startK8sTestServer({ nodes: [{ name: 'node-1' }, { name: 'node-2' }] });
+    k8s = await startK8sTestServer({ nodes: [{ name: 'node-1' }, { name: 'node-2' }], users: { [CONTROLLER_USER]: 'controller-token' } });
     await k8s.kubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'paddock-system' } } });
     for (const c of ['k1-c0', 'k1-c1', 'k1-c2', 'k1-c3', 'k2', 'k3', 'k5']) controllerUrls.set(c, await provisionControllerRole(databaseUrl, c));
     // The drift check reads every cluster's rows: as the database's owner, not as a controller.
