@@ -593,7 +593,8 @@ export class KubernetesBackend implements SandboxBackend {
   async recover(): Promise<RecoveredSandbox[]> {
     await this.start();
     const list = await this.core.listNamespacedPod({ namespace: this.opts.namespace, labelSelector: this.labelSelector });
-    await this.deletePodlessPolicies(list.items);
+    // Housekeeping: a failure to sweep (the API busy, say) must not keep the runner from recovering.
+    await this.deletePodlessPolicies(list.items).catch(() => undefined);
     return list.items.flatMap((pod) => {
       const id = pod.metadata?.annotations?.[SANDBOX_ID_ANNOTATION];
       if (!id) return [];
