@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { BARE_BWRAP_ROOT, latencyStats, report, row, timeSequential, type BenchRow, type LatencyStats } from '@paddock/testing';
 import type { BackendEvent, LaunchSpec } from '../src/backend/sandbox-backend';
 import { LocalBackend } from '../src/backend/local';
@@ -171,6 +172,33 @@ async function main(): Promise<void> {
     rows.push(row(`launch→RUNNING p50, burst of ${BURST}`, 'ms', [b.p50], { floor: { name: `${BURST} concurrent bare bwrap p50`, median: bwrapBurst.p50 } }));
     rows.push(row(`launch→RUNNING p99, burst of ${BURST}`, 'ms', [b.p99], { floor: { name: `${BURST} concurrent bare bwrap p99`, median: bwrapBurst.p99 } }));
     await Promise.all(Array.from({ length: BURST }, (_, i) => backend.reap(`burst-${i}`, 'RUNNER_DELETED')));
+
+    // A burst of egress launches (and their removal) beside a sandbox in use: the runner's own
+    // work for the burst, each link's `ip` runs among it, should not stall the execs of a sandbox
+    // that has nothing to do with it, nor the event loop that serves every call.
+    await launchTimed('beside');
+    const quietExec = latencyStats(await timeSequential(() => backend.exec('beside', { argv: ['true'] }), 100));
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    loopDelay.enable();
+    let bursting = true;
+    const besideExec: number[] = [];
+    const execsBeside = (async () => {
+      while (bursting) {
+        const t0 = process.hrtime.bigint();
+        await backend.exec('beside', { argv: ['true'] });
+        besideExec.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    })();
+    const egressBurst = NETWORKS[1]?.net;
+    await Promise.all(Array.from({ length: BURST }, (_, i) => launchTimed(`egress-burst-${i}`, egressBurst)));
+    await Promise.all(Array.from({ length: BURST }, (_, i) => backend.reap(`egress-burst-${i}`, 'RUNNER_DELETED')));
+    bursting = false;
+    await execsBeside;
+    loopDelay.disable();
+    const bx = latencyStats(besideExec);
+    rows.push(row(`exec true round trip p99 beside a burst of ${BURST} egress launches and their removal`, 'ms', [bx.p99], { floor: { name: 'the same sandbox, no burst, p99', median: quietExec.p99 }, note: `p50 ${bx.p50.toFixed(2)} (no burst ${quietExec.p50.toFixed(2)}), ${besideExec.length} execs` }));
+    rows.push(row(`event-loop delay max during a burst of ${BURST} egress launches and their removal`, 'ms', [loopDelay.max / 1e6], { note: `p99 ${(loopDelay.percentile(99) / 1e6).toFixed(2)}, p50 ${(loopDelay.percentile(50) / 1e6).toFixed(2)}` }));
+    await backend.reap('beside', 'RUNNER_DELETED');
 
     // Exec round trip of `true` in a warm sandbox.
     await launchTimed('exec');

@@ -40,6 +40,7 @@ import { BASE_IMAGE, isSafeId, resolveOptions, type LocalBackendOptions, type Re
 import { connectSandboxPort } from './port-relay';
 import { request } from './socket-io';
 import { type EgressGrant } from './net/nft-ruleset';
+import { ToolHost } from './net/tool-host';
 import { SandboxNetworks, type SandboxNetHandle } from './net/sandbox-networks';
 import { isOurSupervisor, pidAlive, readPid } from './pids';
 import { SUPERVISOR_ENV, SupervisorZygote } from './supervisor-zygote';
@@ -122,6 +123,8 @@ export class LocalBackend implements SandboxBackend {
   private zygote?: SupervisorZygote;
   private warm?: WarmSlots;
   private readonly net: SandboxNetworks;
+  /** Runs the links' `ip` commands without forking the runner (see ToolHost). */
+  private readonly tools: ToolHost;
   /** Calls on sandboxes being served: pre-built network links wait for them to pause. */
   private readonly activity = new CallActivity();
   private closed = false;
@@ -135,7 +138,17 @@ export class LocalBackend implements SandboxBackend {
       });
     }
     this.o = resolveOptions(options);
-    this.net = new SandboxNetworks({ runnerId: this.o.runnerId, stateDir: this.o.stateDir, ipPath: this.o.ipPath, nftPath: this.o.nftPath, hostResolvConf: this.o.hostResolvConf, warmLinks: this.o.warmLinks, activity: this.activity });
+    this.tools = new ToolHost(this.o.pythonPath);
+    this.net = new SandboxNetworks({
+      runnerId: this.o.runnerId,
+      stateDir: this.o.stateDir,
+      ipPath: this.o.ipPath,
+      nftPath: this.o.nftPath,
+      hostResolvConf: this.o.hostResolvConf,
+      warmLinks: this.o.warmLinks,
+      activity: this.activity,
+      runTool: this.tools.run,
+    });
   }
 
   get stateDir(): string {
@@ -886,6 +899,7 @@ export class LocalBackend implements SandboxBackend {
     // Links of sandboxes that outlive the runner stay (they are adopted later); an idle runner leaves no table.
     await Promise.all([...this.sandboxes.values()].filter((r) => isTerminalSandboxState(r.state)).map((r) => this.net.teardown(r.id)));
     await this.net.dispose().catch(() => undefined);
+    this.tools.close();
   }
 
   /** Test and operator helper: the cache of pulled images (undefined when pulls are off). */

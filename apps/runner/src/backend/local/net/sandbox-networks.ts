@@ -8,6 +8,7 @@ import { sandboxResolvConf } from './resolvers';
 import type { CallActivity } from '../call-activity';
 import { NftSession } from './nft-session';
 import { runTool } from './run-tool';
+import type { ToolRunner } from './tool-host';
 
 /** How long `available()` trusts its last look at the tools. */
 const PROBE_TTL_MS = 1_000;
@@ -25,6 +26,11 @@ export interface SandboxNetworksOptions {
   activity?: CallActivity;
   /** Milliseconds of a monotonic clock (tests may drive it); `performance.now` otherwise. */
   nowMs?: () => number;
+  /**
+   * How `ip` and `nft` are run: the backend's tool host (ToolHost), so that no run forks the
+   * runner's own process; a spawn of each otherwise (runTool).
+   */
+  runTool?: ToolRunner;
 }
 
 /** What a launch needs to put its sandbox on its link. */
@@ -66,6 +72,7 @@ export class SandboxNetworks {
   private closed = false;
   private probed: { ok: boolean; atMs: number } | undefined;
   private readonly nowMs: () => number;
+  private readonly tool: ToolRunner;
   /** The launch path's nft scripts (chains in, links out) go to one long-lived `nft -i`. */
   private readonly nft: NftSession;
   /** Egress launches so far: how many took a pre-built link, how many built their own. */
@@ -73,6 +80,7 @@ export class SandboxNetworks {
 
   constructor(private readonly o: SandboxNetworksOptions) {
     this.nowMs = o.nowMs ?? (() => performance.now());
+    this.tool = o.runTool ?? runTool;
     this.nft = new NftSession(o.nftPath);
     this.tag = createHash('sha256').update(`${o.runnerId}\0${o.stateDir}`).digest('hex').slice(0, 5);
     this.dir = join(o.stateDir, 'net');
@@ -136,11 +144,11 @@ export class SandboxNetworks {
   /** The namespace and its veth pair, addressed and routed; no verdict-map entry yet, so nothing passes. */
   private async build(link: SandboxLink): Promise<void> {
     const ip = this.o.ipPath;
-    await runTool(ip, ['-batch', '-'], [`netns add ${link.netns}`, `link add ${link.veth} type veth peer name eth0 netns ${link.netns}`, `addr add ${link.hostAddr}/31 dev ${link.veth}`, `link set ${link.veth} up`, ''].join('\n'));
+    await this.tool(ip, ['-batch', '-'], [`netns add ${link.netns}`, `link add ${link.veth} type veth peer name eth0 netns ${link.netns}`, `addr add ${link.hostAddr}/31 dev ${link.veth}`, `link set ${link.veth} up`, ''].join('\n'));
     // No IPv6 on the host end: nothing from a sandbox is routed over IPv6 (the table drops it too).
     const v6 = `/proc/sys/net/ipv6/conf/${link.veth}/disable_ipv6`;
     if (existsSync(v6)) writeFileSync(v6, '1');
-    await runTool(ip, ['-n', link.netns, '-batch', '-'], [`addr add ${link.sandboxAddr}/31 dev eth0`, 'link set lo up', 'link set eth0 up', `route add default via ${link.hostAddr}`, ''].join('\n'));
+    await this.tool(ip, ['-n', link.netns, '-batch', '-'], [`addr add ${link.sandboxAddr}/31 dev eth0`, 'link set lo up', 'link set eth0 up', `route add default via ${link.hostAddr}`, ''].join('\n'));
   }
 
   /**
@@ -231,7 +239,7 @@ export class SandboxNetworks {
       await this.nft.run(element).catch(() => undefined);
       await this.nft.run(chain).catch(() => undefined);
     });
-    await runTool(this.o.ipPath, ['-force', '-batch', '-'], `link del ${link.veth}\nnetns del ${link.netns}\n`).catch(() => undefined);
+    await this.tool(this.o.ipPath, ['-force', '-batch', '-'], `link del ${link.veth}\nnetns del ${link.netns}\n`).catch(() => undefined);
     if (existsSync(`/sys/class/net/${link.veth}`) || existsSync(`/run/netns/${link.netns}`)) {
       throw new Error(`could not remove the network of sandbox link ${link.index} (${link.veth}, netns ${link.netns})`);
     }
@@ -267,7 +275,7 @@ export class SandboxNetworks {
     for (const w of this.warm.splice(0)) await this.teardown(w.id);
     this.nft.close();
     if (!this.available() || this.hasLinks()) return;
-    await runTool(this.o.nftPath, ['-f', '-'], `add table inet ${this.names.table}\ndelete table inet ${this.names.table}\n`);
+    await this.tool(this.o.nftPath, ['-f', '-'], `add table inet ${this.names.table}\ndelete table inet ${this.names.table}\n`);
     rmSync(this.dir, { recursive: true, force: true });
     this.ready = undefined;
   }
@@ -278,7 +286,7 @@ export class SandboxNetworks {
 
   /** The chain names in this runner's table (none when the table does not exist). */
   async chains(): Promise<string[]> {
-    const out = await runTool(this.o.nftPath, ['-j', 'list', 'table', 'inet', this.names.table]).catch(() => '');
+    const out = await this.tool(this.o.nftPath, ['-j', 'list', 'table', 'inet', this.names.table]).catch(() => '');
     if (!out) return [];
     const parsed = JSON.parse(out) as { nftables: { chain?: { name: string } }[] };
     return parsed.nftables.flatMap((e) => (e.chain ? [e.chain.name] : []));
@@ -301,7 +309,7 @@ export class SandboxNetworks {
       // Egress is routed: the host forwards the sandboxes' packets (only theirs are NAT'ed).
       if (readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8').trim() !== '1') writeFileSync('/proc/sys/net/ipv4/ip_forward', '1');
       await this.removeAbandoned();
-      await runTool(this.o.nftPath, ['-f', '-'], baseTableScript(this.names, this.o.stateDir));
+      await this.tool(this.o.nftPath, ['-f', '-'], baseTableScript(this.names, this.o.stateDir));
       let hostConf = '';
       try {
         hostConf = readFileSync(this.o.hostResolvConf, 'utf8');
@@ -322,18 +330,18 @@ export class SandboxNetworks {
    * e.g. by a test that removed it, or a crash followed by a wipe), so nobody else would clean them.
    */
   private async removeAbandoned(): Promise<void> {
-    const tables = (await runTool(this.o.nftPath, ['list', 'tables'])).split('\n').flatMap((l) => /^table inet (paddock_[0-9a-f]{5})$/.exec(l.trim())?.[1] ?? []);
+    const tables = (await this.tool(this.o.nftPath, ['list', 'tables'])).split('\n').flatMap((l) => /^table inet (paddock_[0-9a-f]{5})$/.exec(l.trim())?.[1] ?? []);
     for (const table of tables) {
       if (table === this.names.table) continue;
-      const owner = tableOwner(await runTool(this.o.nftPath, ['list', 'table', 'inet', table]).catch(() => ''));
+      const owner = tableOwner(await this.tool(this.o.nftPath, ['list', 'table', 'inet', table]).catch(() => ''));
       if (!owner || existsSync(owner)) continue;
       const prefix = `${SANDBOX_VETH_PREFIX}${table.slice('paddock_'.length)}`;
       const lines = [
         ...readdirSync('/sys/class/net').filter((n) => n.startsWith(prefix)).map((n) => `link del ${n}`),
         ...(existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith(`${prefix}-`)).map((n) => `netns del ${n}`) : []),
       ];
-      if (lines.length > 0) await runTool(this.o.ipPath, ['-force', '-batch', '-'], `${lines.join('\n')}\n`).catch(() => undefined);
-      await runTool(this.o.nftPath, ['delete', 'table', 'inet', table]).catch(() => undefined);
+      if (lines.length > 0) await this.tool(this.o.ipPath, ['-force', '-batch', '-'], `${lines.join('\n')}\n`).catch(() => undefined);
+      await this.tool(this.o.nftPath, ['delete', 'table', 'inet', table]).catch(() => undefined);
     }
   }
 
