@@ -221,6 +221,41 @@ function checkQuantity(
   return n;
 }
 
+/** The pod metadata a base may pin: only these; the rest (name, namespace, owners, finalizers) is the runner's. */
+const BASE_METADATA_FIELDS = new Set(['annotations', 'labels']);
+
+/**
+ * A base pins pod annotations and labels, flat (`base.annotations`) or Kubernetes-style
+ * (`base.metadata.annotations`). Anything else under `metadata`, and any value that is not a
+ * string, is refused by name: compiling the base keeps only string annotations and labels, so
+ * without this they would vanish without a word.
+ */
+function checkBaseMetadata(base: Record<string, unknown>, sink: Sink): void {
+  const maps: [string, unknown][] = [
+    ['base.annotations', base.annotations],
+    ['base.labels', base.labels],
+  ];
+  const meta = base.metadata;
+  if (isObj(meta)) {
+    for (const k of Object.keys(meta)) {
+      if (BASE_METADATA_FIELDS.has(k)) maps.push([`base.metadata.${k}`, meta[k]]);
+      else addViolation(sink, `base.metadata.${k}`, 'base_field_refused', `base.metadata may set only annotations and labels, not ${show(k)} (the runner owns the pod's other metadata)`);
+    }
+  } else if (meta !== undefined) {
+    addViolation(sink, 'base.metadata', 'type', 'expected an object with annotations and labels');
+  }
+  for (const [field, m] of maps) {
+    if (m === undefined) continue;
+    if (!isObj(m)) {
+      addViolation(sink, field, 'type', 'expected a map of strings');
+      continue;
+    }
+    for (const [k, v] of Object.entries(m)) {
+      if (typeof v !== 'string') addViolation(sink, `${field}[${k}]`, 'type', 'expected a string');
+    }
+  }
+}
+
 /** Semantic checks on a structurally valid policy. Appends to `sink`, returns the alias-normalized policy. */
 function checkSemantics(p: Policy, sink: Sink): Policy {
   const out: Policy = { ...p };
@@ -235,6 +270,7 @@ function checkSemantics(p: Policy, sink: Sink): Policy {
         );
       }
     }
+    checkBaseMetadata(p.base, sink);
     const containers = p.base.containers;
     if (Array.isArray(containers)) {
       containers.forEach((c: unknown, i) => {
