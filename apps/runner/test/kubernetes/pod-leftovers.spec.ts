@@ -9,9 +9,9 @@ const POLICY = ['networking.k8s.io/v1', 'NetworkPolicy'] as const;
 
 /**
  * A sandbox pod's Secrets and NetworkPolicy are created before it and cannot be owned by it (the
- * runner may create and delete Secrets, never patch or read them), so the runner deletes them when
- * it sees the pod go, whoever deleted it, and sweeps policies left by a pod that went while no
- * runner watched.
+ * runner may create, read and delete Secrets, never patch them), so the runner deletes them when
+ * it sees the pod go, whoever deleted it, and sweeps the policies and Secrets left by a pod that
+ * went while no runner watched.
  */
 describe('KubernetesBackend: nothing of a sandbox outlives its pod', () => {
   let server: K8sTestServer;
@@ -48,8 +48,9 @@ describe('KubernetesBackend: nothing of a sandbox outlives its pod', () => {
     await expect.poll(() => server.get(...POLICY, pod, NS), { timeout: 5_000 }).toBeUndefined();
   });
 
-  it("a restarted runner deletes the policies of pods that went while it was down, once past a launch's grace, and keeps the others", async () => {
-    await backend.launch(launchSpec({ sandboxId: 'sb-kept' }));
+  it("a restarted runner deletes the policies and Secrets of pods that went while it was down, once past a launch's grace, and keeps the others", async () => {
+    const kept = launchSpec({ sandboxId: 'sb-kept' });
+    await backend.launch({ ...kept, env: { ...kept.env, API_KEY: 'k-kept' }, secretEnvNames: ['API_KEY'] });
     // A policy whose pod is gone, as a runner down when the pod was deleted leaves it.
     const orphan = podNameFor('sb-gone');
     const body: k8s.V1NetworkPolicy = {
@@ -57,15 +58,23 @@ describe('KubernetesBackend: nothing of a sandbox outlives its pod', () => {
       spec: { podSelector: { matchLabels: { 'paddock.dev/sandbox-id': 'sb-gone' } }, policyTypes: ['Ingress', 'Egress'] },
     };
     await server.kubeConfig().makeApiClient(NetworkingV1Api).createNamespacedNetworkPolicy({ namespace: NS, body });
+    // And its credentials, as the launch created them before the pod.
+    for (const name of [`${orphan}-pull`, `${orphan}-env`]) {
+      await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name, namespace: NS, labels: body.metadata?.labels ?? {} }, stringData: { k: 'v' } } });
+    }
+    const orphanSecrets = (): unknown[] => [server.get('v1', 'Secret', `${orphan}-pull`, NS), server.get('v1', 'Secret', `${orphan}-env`, NS)];
     const soon = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), now: () => Date.now() + 10_000 });
     const later = new KubernetesBackend({ runnerId: 'runner-a', namespace: NS, kubeConfig: runnerKubeConfig(server, NS), now: () => Date.now() + 120_000 });
     try {
       // Within the grace, it may be a launch of another replica whose pod is a few calls away.
       await soon.recover();
       expect(server.get(...POLICY, orphan, NS)).toBeDefined();
+      expect(orphanSecrets().every((o) => o !== undefined)).toBe(true);
       await later.recover();
       expect(server.get(...POLICY, orphan, NS)).toBeUndefined();
+      expect(orphanSecrets()).toEqual([undefined, undefined]);
       expect(server.get(...POLICY, podNameFor('sb-kept'), NS)).toBeDefined();
+      expect(server.get('v1', 'Secret', `${podNameFor('sb-kept')}-env`, NS)).toBeDefined();
     } finally {
       await soon.close();
       await later.close();

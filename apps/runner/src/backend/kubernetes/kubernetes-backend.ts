@@ -360,7 +360,10 @@ export class KubernetesBackend implements SandboxBackend {
 
   /**
    * Policies whose pod went while no runner watched (deleted by hand or evicted during a restart):
-   * the pod's deletion was never seen, so nothing else would delete them.
+   * the pod's deletion was never seen, so nothing else would delete them, nor the pod's pull and
+   * env Secrets (credentials). A launch creates the policy before the Secrets and the pod, so a
+   * pod-less policy also marks the Secrets to delete; they go first, the policy last, so that a
+   * recovery that fails halfway finds the marker again next time.
    */
   private async deletePodlessPolicies(pods: k8s.V1Pod[]): Promise<void> {
     const names = new Set(pods.map((p) => p.metadata?.name));
@@ -370,6 +373,7 @@ export class KubernetesBackend implements SandboxBackend {
       const name = np.metadata?.name ?? '';
       const created = np.metadata?.creationTimestamp ? new Date(np.metadata.creationTimestamp).getTime() : now;
       if (names.has(name) || now - created < PODLESS_POLICY_GRACE_MS) continue;
+      await this.deleteSecretsOfPod(name);
       try {
         await this.net.deleteNamespacedNetworkPolicy({ namespace: this.opts.namespace, name });
       } catch (e) {
@@ -462,7 +466,10 @@ export class KubernetesBackend implements SandboxBackend {
 
   /** The sandbox's pull, secret-env and warm take-env Secrets, if it has them: gone with its pod, so no credential outlives the sandbox. */
   private async deleteSecrets(sandboxId: string): Promise<void> {
-    const pod = podNameFor(sandboxId);
+    await this.deleteSecretsOfPod(podNameFor(sandboxId));
+  }
+
+  private async deleteSecretsOfPod(pod: string): Promise<void> {
     for (const name of [pullSecretNameFor(pod), secretEnvSecretNameFor(pod), takeEnvSecretNameFor(pod)]) {
       try {
         await this.core.deleteNamespacedSecret({ namespace: this.opts.namespace, name });
