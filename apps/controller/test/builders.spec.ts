@@ -62,7 +62,7 @@ describe('runner manifest builders', () => {
     const a = buildRunnerObjects(desired(), { natsUrl: 'nats://nats:4222' });
     const b = buildRunnerObjects(desired(), { natsUrl: 'nats://nats:4222' });
     expect(a).toEqual(b);
-    expect(a.map((o) => o.kind)).toEqual(['Namespace', 'Namespace', 'ServiceAccount', 'Role', 'RoleBinding', 'ConfigMap', 'Deployment']);
+    expect(a.map((o) => o.kind)).toEqual(['Namespace', 'Namespace', 'ServiceAccount', 'RoleBinding', 'ConfigMap', 'Deployment']);
     for (const o of a) expect(() => validate(o)).not.toThrow();
   });
 

@@ -1,40 +1,12 @@
+import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { startK8sTestServer, type K8sTestServer } from '@paddock/k8s-testserver';
 import { FIELD_MANAGER } from '../src/builders/names';
-import type { DesiredRunner } from '../src/desired';
 import { KubernetesDriver } from '../src/drivers/kubernetes.driver';
 import { NotLeaderError } from '../src/drivers/fenced-connection';
 import { CONTROLLER_USER, controllerKubeConfig } from './support/controller-rbac';
+import { minimalRunner } from './support/minimal-runner';
 
-const desired: DesiredRunner = {
-  uid: '6f1c0c4e-0000-4000-8000-0000000000f1',
-  organizationId: 'org-1',
-  runnerId: 'fenced',
-  clusterId: 'c-1',
-  zone: 'z',
-  runnerGroupId: 'default',
-  deleting: false,
-  targetRevision: 1,
-  targetImage: 'paddock/runner:0.1.0',
-  policy: null,
-  policyEtag: 'p1',
-  deploymentSpec: {
-    image: 'paddock/runner:0.1.0',
-    imagePullPolicy: 'IfNotPresent',
-    gatewayServer: 'nats://nats:4222',
-    serviceAccount: 'runner',
-    resources: {},
-    initResources: { cpuRequest: '50m', memoryRequest: '64Mi' },
-    scaling: { replicas: 1 },
-    tolerations: [],
-    nodeSelector: {},
-    labels: {},
-    annotations: {},
-    env: {},
-    args: [],
-    cpuRuntimeClass: '',
-    gpuRuntimeClass: '',
-  },
-};
+const desired = minimalRunner('fenced', '6f1c0c4e-0000-4000-8000-0000000000f1');
 
 /** Fencing of the Kubernetes driver: a deposed leader's requests never leave the process. */
 describe('KubernetesDriver fencing', () => {
@@ -87,5 +59,37 @@ describe('KubernetesDriver fencing', () => {
     expect(allowed).toBeLessThan(0);
     expect(k8s.writeCount(FIELD_MANAGER)).toBe(writes0);
     expect(k8s.list('v1', 'Namespace').map((n) => n.metadata?.name)).not.toContain('paddock-runner-fenced-socket');
+  });
+});
+
+/** An upgrade from the releases that granted the sandbox namespace through a Role of their own. */
+describe('KubernetesDriver: the legacy runner Role', () => {
+  let k8s: K8sTestServer;
+  beforeAll(async () => {
+    k8s = await startK8sTestServer({ nodes: [{ name: 'node-1' }], users: { [CONTROLLER_USER]: 'controller-token' } });
+  });
+  afterAll(async () => {
+    await k8s?.close();
+  });
+
+  it('goes, with its binding, once the binding of the installed ClusterRole is applied', async () => {
+    const d = { ...desired, runnerId: 'upgraded', uid: '6f1c0c4e-0000-4000-8000-0000000000f4' };
+    const ns = 'paddock-sandboxes-upgraded';
+    // What an earlier release left, written by the server's own user (the controller may not write Roles now).
+    const rbac = k8s.kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+    await k8s.kubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: ns } } });
+    await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name: 'runner-upgraded' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] } });
+    await rbac.createNamespacedRoleBinding({
+      namespace: ns,
+      body: { metadata: { name: 'runner-upgraded' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'runner-upgraded' }, subjects: [{ kind: 'ServiceAccount', name: 'runner-upgraded', namespace: 'paddock-runner-upgraded' }] },
+    });
+    const driver = new KubernetesDriver(controllerKubeConfig(k8s), { natsUrl: 'nats://n', clusterId: 'c-1' });
+    await driver.apply(d);
+    expect(k8s.get('rbac.authorization.k8s.io/v1', 'Role', 'runner-upgraded', ns)).toBeUndefined();
+    expect(k8s.get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'runner-upgraded', ns)).toBeUndefined();
+    expect(k8s.get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'runner-upgraded-sandboxes', ns)).toBeDefined();
+    // And a second apply, with nothing left to remove, is as good.
+    await driver.apply(d);
+    expect(k8s.get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'runner-upgraded-sandboxes', ns)).toBeDefined();
   });
 });

@@ -120,7 +120,11 @@ describe('controller on the Kubernetes API test server', () => {
     const r = await runner();
     expect(r.activeRevision).toBe(r.targetRevision);
     const kinds = objectsOfRunner().map((o) => o.kind);
-    expect(kinds).toEqual(expect.arrayContaining(['Namespace', 'ServiceAccount', 'ConfigMap', 'Deployment', 'Role', 'RoleBinding', 'Pod']));
+    expect(kinds).toEqual(expect.arrayContaining(['Namespace', 'ServiceAccount', 'ConfigMap', 'Deployment', 'RoleBinding', 'Pod']));
+    // The runner's grant is a binding of the installed ClusterRole; no Role of its own.
+    expect(kinds).not.toContain('Role');
+    const binding = k8s.get('rbac.authorization.k8s.io/v1', 'RoleBinding', 'runner-k8s-runner-sandboxes', 'paddock-sandboxes-k8s-runner') as { roleRef?: unknown } | undefined;
+    expect(binding?.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'paddock-runner-sandbox' });
     const sandboxNs = k8s.list('v1', 'Namespace').find((n) => n.metadata?.name === 'paddock-sandboxes-k8s-runner');
     expect(sandboxNs?.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
     const dep = k8s.list('apps/v1', 'Deployment').find((d) => d.metadata?.name === 'runner-k8s-runner');

@@ -6,8 +6,18 @@ export interface RbacRule {
 }
 
 /**
+ * The ClusterRole that holds `RUNNER_SANDBOX_NAMESPACE_RULES` (installed with the controller, in
+ * infra/k8s/base/controller-rbac.yaml). The controller binds it in each runner's sandbox
+ * namespace with a RoleBinding, and may bind nothing else: RBAC lets it create that binding
+ * through `bind` on this one name, so it needs neither `escalate` (which would let it write a
+ * Role granting anything, to anyone) nor the rules themselves (which would give it, cluster-wide,
+ * exec into pods and reads of Secrets).
+ */
+export const RUNNER_SANDBOX_CLUSTER_ROLE = 'paddock-runner-sandbox';
+
+/**
  * What a runner may do in its sandbox namespace: the controller grants exactly these rules to the
- * runner's ServiceAccount, and the runner's Kubernetes tests run its backend under them (the API
+ * runner's ServiceAccount (binding RUNNER_SANDBOX_CLUSTER_ROLE there), and the runner's Kubernetes tests run its backend under them (the API
  * test server refuses anything else with a 403, as RBAC would), so a call the backend starts
  * making is either granted here or fails in tests, never first in a cluster.
  *

@@ -6,6 +6,8 @@ export interface RoleRule {
   apiGroups: readonly string[];
   resources: readonly string[];
   verbs: readonly string[];
+  /** When set, the rule grants only requests naming one of these objects (as RBAC: not create, list or watch). */
+  resourceNames?: readonly string[];
 }
 
 const has = (list: readonly string[], value: string): boolean => list.includes('*') || list.includes(value);
@@ -22,7 +24,9 @@ export function roleHook(user: string, namespace: string, rules: readonly RoleRu
     if (req.user !== user || req.resource === undefined) return;
     const resource = req.subresource ? `${req.resource}/${req.subresource}` : req.resource;
     const group = req.group ?? '';
-    const granted = (namespace === '*' || req.namespace === namespace) && rules.some((r) => has(r.apiGroups, group) && has(r.resources, resource) && has(r.verbs, req.verb));
+    const named = (r: RoleRule): boolean => r.resourceNames === undefined || r.resourceNames.length === 0 || (req.name !== undefined && r.resourceNames.includes(req.name));
+    const granted =
+      (namespace === '*' || req.namespace === namespace) && rules.some((r) => has(r.apiGroups, group) && has(r.resources, resource) && has(r.verbs, req.verb) && named(r));
     if (granted) return;
     const where = req.namespace ? `in the namespace "${req.namespace}"` : 'at the cluster scope';
     return {

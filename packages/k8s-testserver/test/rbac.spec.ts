@@ -7,7 +7,7 @@ describe('users and roleHook', () => {
   let server: K8sTestServer;
 
   beforeAll(async () => {
-    server = await startK8sTestServer({ kubelet: { enabled: false }, scheduler: false, users: { alice: 'alice-token' } });
+    server = await startK8sTestServer({ kubelet: { enabled: false }, scheduler: false, users: { alice: 'alice-token', bob: 'bob-token' } });
     const core = server.kubeConfig().makeApiClient(k8s.CoreV1Api);
     for (const name of ['mine', 'theirs']) await core.createNamespace({ body: { metadata: { name } } });
     server.onRequest(roleHook('alice', 'mine', [{ apiGroups: [''], resources: ['configmaps', 'pods/log'], verbs: ['create', 'get'] }]));
@@ -30,6 +30,21 @@ describe('users and roleHook', () => {
     expect(await statusOf(alice.readNamespacedSecret({ namespace: 'mine', name: 'a' }))).toMatchObject({ code: 403 });
     // The server's own user is not the Role's: it may still do anything.
     await server.kubeConfig().makeApiClient(k8s.CoreV1Api).deleteNamespacedConfigMap({ namespace: 'mine', name: 'a' });
+  });
+
+  it('a rule with resourceNames grants only requests naming one of them', async () => {
+    const core = server.kubeConfig().makeApiClient(k8s.CoreV1Api);
+    for (const name of ['one', 'two']) await core.createNamespacedSecret({ namespace: 'theirs', body: { metadata: { name }, stringData: { k: name } } });
+    const off = server.onRequest(roleHook('bob', 'theirs', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list'], resourceNames: ['one'] }]));
+    try {
+      const bob = server.kubeConfig(undefined, 'bob').makeApiClient(k8s.CoreV1Api);
+      expect((await bob.readNamespacedSecret({ namespace: 'theirs', name: 'one' })).metadata?.name).toBe('one');
+      expect(await statusOf(bob.readNamespacedSecret({ namespace: 'theirs', name: 'two' }))).toMatchObject({ code: 403 });
+      // A list names no object: a named rule never grants it.
+      expect(await statusOf(bob.listNamespacedSecret({ namespace: 'theirs' }))).toMatchObject({ code: 403 });
+    } finally {
+      off();
+    }
   });
 
   it('refuses an unknown token, and a kubeConfig for a user it does not have', async () => {

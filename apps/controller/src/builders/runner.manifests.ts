@@ -1,4 +1,4 @@
-import { LABELS, MANAGED_BY_CONTROLLER, RUNNER_SANDBOX_NAMESPACE_RULES } from '@paddock/contracts';
+import { LABELS, MANAGED_BY_CONTROLLER, RUNNER_SANDBOX_CLUSTER_ROLE } from '@paddock/contracts';
 import { runnerConfigOf, type DesiredRunner } from '../desired';
 import {
   ANNOTATION_REVISION,
@@ -10,6 +10,7 @@ import {
   LABEL_RUNNER_UID,
   runnerConfigMapName,
   runnerName,
+  runnerSandboxBindingName,
   runnerNatsSecretName,
   runnerNamespace,
   sandboxNamespace,
@@ -187,16 +188,11 @@ export function buildRunnerObjects(d: DesiredRunner, opts: BuildOptions): KubeOb
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns, labels } },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name, namespace: sbNs, labels },
-      // Least privilege, and the same rules the runner's tests run its backend under (see the contract).
-      rules: RUNNER_SANDBOX_NAMESPACE_RULES.map((r) => ({ apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] })),
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',
-      metadata: { name, namespace: sbNs, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      metadata: { name: runnerSandboxBindingName(d.runnerId), namespace: sbNs, labels },
+      // The installed ClusterRole, bound here only: the runner gets its rules in its sandbox
+      // namespace, and the controller needs only `bind` on that one name (see the contract).
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: RUNNER_SANDBOX_CLUSTER_ROLE },
       subjects: [{ kind: 'ServiceAccount', name, namespace: ns }],
     },
     ...(opts.natsCreds

@@ -1,8 +1,8 @@
-import { AppsV1Api, CoreV1Api, HttpMethod, KubernetesObjectApi, PatchStrategy, ServerConfiguration, createConfiguration, type Configuration, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, HttpMethod, RbacAuthorizationV1Api, KubernetesObjectApi, PatchStrategy, ServerConfiguration, createConfiguration, type Configuration, type KubeConfig } from '@kubernetes/client-node';
 import { Agent as HttpAgent } from 'node:http';
 import { buildRunnerObjects } from '../builders/runner.manifests';
 import { MANAGED_BY_CONTROLLER } from '@paddock/contracts';
-import { FIELD_MANAGER, LABEL_CLUSTER, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUNNER, LABEL_RUNNER_UID, runnerName, runnerNamespace, sandboxNamespace } from '../builders/names';
+import { FIELD_MANAGER, LABEL_CLUSTER, LABEL_COMPONENT, LABEL_MANAGED_BY, LABEL_RUNNER, LABEL_RUNNER_UID, legacySandboxRoleName, runnerName, runnerNamespace, sandboxNamespace } from '../builders/names';
 import type { DesiredRunner } from '../desired';
 import { diagnoseInstall, type Diagnosis, type ObservedDeployment, type ObservedNode, type ObservedPod } from '../reconcile/diagnosis';
 import type { RunnerCredentialSource } from '../runner-credentials';
@@ -77,6 +77,7 @@ export class KubernetesDriver implements ClusterDriver {
   private readonly objects: KubernetesObjectApi;
   private readonly core: CoreV1Api;
   private readonly apps: AppsV1Api;
+  private readonly rbac: RbacAuthorizationV1Api;
 
   constructor(
     kc: KubeConfig,
@@ -88,10 +89,12 @@ export class KubernetesDriver implements ClusterDriver {
       this.objects = new KubernetesObjectApi(config);
       this.core = new CoreV1Api(config);
       this.apps = new AppsV1Api(config);
+      this.rbac = new RbacAuthorizationV1Api(config);
     } else {
       this.objects = KubernetesObjectApi.makeApiClient(kc);
       this.core = kc.makeApiClient(CoreV1Api);
       this.apps = kc.makeApiClient(AppsV1Api);
+      this.rbac = kc.makeApiClient(RbacAuthorizationV1Api);
     }
   }
 
@@ -104,6 +107,14 @@ export class KubernetesDriver implements ClusterDriver {
       this.fence();
       await this.objects.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
     }
+    // Earlier releases granted the sandbox namespace through a Role of their own (which needed
+    // `escalate`); its binding goes once the new one is in place, then the Role (404: gone already).
+    const sb = sandboxNamespace(d.runnerId);
+    const legacy = legacySandboxRoleName(d.runnerId);
+    this.fence();
+    await orUndefinedOn404(this.rbac.deleteNamespacedRoleBinding({ name: legacy, namespace: sb }));
+    this.fence();
+    await orUndefinedOn404(this.rbac.deleteNamespacedRole({ name: legacy, namespace: sb }));
   }
 
   private fence(): void {
