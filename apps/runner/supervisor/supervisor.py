@@ -346,6 +346,8 @@ class Supervisor:
       if all(k in slot for k in ('ctl', 'io', 'err')):
         del self.execs[req['id']]
         self.start_exec(slot['req'], [slot['ctl'], slot['io'], slot['err']])
+    elif op == 'run':
+      self.start_unary(req, conn)
     elif op == 'connect':
       if self.refuse_not_running([conn]): return
       self.start_handler(req, [conn])
@@ -424,6 +426,21 @@ class Supervisor:
       for c in conns: c.close()
       return
     self.start_handler(req, conns)
+
+  def start_unary(self, req, conn):
+    # A unary exec on one connection (see ExecDaemon.run_unary). Only the exec daemon runs those:
+    # a sidecar's command, or a daemon that cannot be reached, is answered EUNARY, and the runner
+    # sends the command again the three-connection way, which the forked handler serves too.
+    if self.refuse_not_running([conn]): return
+    container = req.get('container')
+    if not (container and container != self.p.get('primaryName', 'main')):
+      body = {'op': 'run', 'argv': req['argv'], 'env': req.get('env') or {}, 'cwd': req.get('cwd') or self.p['execCwd']}
+      if self.execd_send(body, [conn]):
+        conn.close()
+        return
+    try: send_line(conn, {'ok': False, 'errno': 'EUNARY', 'message': 'not served on one connection'})
+    except OSError: pass
+    conn.close()
 
   def execd_send(self, body, conns):
     msg = json.dumps(body).encode()

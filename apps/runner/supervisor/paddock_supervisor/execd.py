@@ -1,6 +1,6 @@
 """The exec daemon: started inside a sandbox on its first exec, it posix_spawns commands with the request's sockets as stdio
 (on cgroup v1 through its spawner, which sits in the sandbox's cpu cgroup)."""
-import array, collections, errno, gc, json, marshal, mmap, os, resource, select, signal, socket
+import array, collections, errno, gc, json, marshal, mmap, os, resource, select, signal, socket, time
 
 from paddock_supervisor.fileops import file_ops
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
@@ -21,6 +21,12 @@ FD_BYTES = array.array('i').itemsize
 MAX_MESSAGE = 1 << 20
 # The spawner's replies are a kind, a pid and a status, or an error's text.
 MAX_REPLY = 1 << 16
+# A unary command's output is relayed in pieces of at most this many bytes (see ExecDaemon.run_unary):
+# received into one buffer of the daemon's (message_buffer), resident only as far as pieces reach.
+RELAY_CHUNK = 1 << 18
+# How long a unary command's output is still relayed after it exited: a background process it
+# left may hold its stdout open for ever (the streaming path's caller cuts at the same mark).
+CUT_AFTER_EXIT_S = 1.0
 SPAWN_SIGDEF = (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGHUP, signal.SIGQUIT)
 
 def execd_main(p, sock, cpu_procs=None):
@@ -170,18 +176,22 @@ class ExecDaemon:
     self.poller.register(sock.fileno(), select.POLLIN)
     self.by_pidfd = {}
     self.by_ctl = {}
+    # Unary commands' output streams (the daemon's ends), and those whose command has exited.
+    self.by_stream = {}
+    self.cuts = {}
     # Commands the spawner runs: ordered, not yet answered (its replies come in order), then by pid.
     self.ordered = collections.deque()
     self.by_pid = {}
     self.inbox = message_buffer(MAX_MESSAGE)
     self.replies = message_buffer(MAX_REPLY)
+    self.relayed = message_buffer(RELAY_CHUNK)
 
   def run(self):
     if self.cpu_procs is not None: self.start_spawner()
     # Only a spawner to warm up, and only once.
     self.cold = self.cpu_procs is not None
     while True:
-      ready = self.poller.poll(WARM_AFTER_IDLE_MS if self.cold else None)
+      ready = self.poller.poll(self.poll_timeout())
       if not ready and self.cold: self.warm_up()
       for fd, ev in ready:
         if fd == self.sock.fileno():
@@ -189,6 +199,17 @@ class ExecDaemon:
         elif self.spawner is not None and fd == self.spawner['orders'].fileno(): self.from_spawner()
         elif fd in self.by_pidfd: self.reap(self.by_pidfd[fd])
         elif fd in self.by_ctl: self.control(self.by_ctl[fd])
+        elif fd in self.by_stream: self.relay(fd)
+      if self.cuts: self.cut_overdue()
+
+  def poll_timeout(self):
+    # Milliseconds until the first of: the warm-up of a cold daemon, the cut of an exited unary
+    # command's output; None (for ever) when neither is pending.
+    t = WARM_AFTER_IDLE_MS if self.cold else None
+    if self.cuts:
+      left = max(0, int((min(at for at, _ in self.cuts.values()) - time.monotonic()) * 1000) + 1)
+      t = left if t is None else min(t, left)
+    return t
 
   def receive(self, sock):
     # One request of the supervisor's (or warm_up's); False once the supervisor is gone.
@@ -196,17 +217,123 @@ class ExecDaemon:
     except OSError: return False
     if not msg: return False
     body = json.loads(msg.tobytes())
-    if body.get('op') == 'file': self.file(body['req'], fds)
+    op = body.get('op')
+    if op == 'file': self.file(body['req'], fds)
+    elif op == 'run': self.run_unary(body, fds)
     else: self.start(body, fds)
     return True
 
-  def start(self, req, fds):
+  def run_unary(self, req, fds):
+    # A command without stdin whose caller wants its output whole (the runner's unary exec) comes
+    # on one connection instead of three: the caller connects, and the supervisor accepts, once
+    # instead of three times (a third of the runner's CPU per exec was its three connects). The
+    # command's stdio are socket pairs of this daemon's; what it writes is relayed on the control
+    # socket as frames (a kind byte, a 4-byte big-endian length, the bytes): b'o' stdout, b'e'
+    # stderr, and last b'x', the exit status as JSON, once the command has exited and both its
+    # streams are closed (or CUT_AFTER_EXIT_S after its exit). Its stdin is empty (closed at once).
+    # The relay copies each byte once more than the streaming path, in pieces, so the daemon holds
+    # no more than one piece of a command's output at a time, whatever the caller's cap.
+    if len(fds) != 1:
+      for fd in fds: os.close(fd)
+      return
+    io_ours, io_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    err_ours, err_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    io_ours.shutdown(socket.SHUT_WR)
+    run = {'streams': 2, 'exit': None}
+    for s, kind in ((io_ours, b'o'), (err_ours, b'e')):
+      self.by_stream[s.fileno()] = (run, kind, s)
+      self.poller.register(s.fileno(), select.POLLIN)
+    # The pairs' far ends become the command's 0..2 (start() closes them once ordered).
+    self.start(req, [fds[0], io_theirs.detach(), err_theirs.detach()], run)
+
+  def relay(self, fd):
+    run, kind, s = self.by_stream[fd]
+    buf, view = self.relayed
+    try: n = s.recv_into(buf)
+    except OSError: n = 0
+    if n:
+      job = run.get('job')
+      if job is not None and not self.send_frame(job, kind, view[:n]):
+        # The caller is gone: nothing more to relay, and its end is written to no one.
+        self.close_streams(run)
+        self.unary_done(run)
+      return
+    self.close_stream(fd)
+    self.unary_done(run)
+
+  def close_stream(self, fd):
+    run, _, s = self.by_stream.pop(fd)
+    self.poller.unregister(fd)
+    s.close()
+    run['streams'] -= 1
+
+  def close_streams(self, run):
+    for fd in [fd for fd, v in self.by_stream.items() if v[0] is run]: self.close_stream(fd)
+
+  def send_frame(self, job, kind, data):
+    # Blocking: the runner reads its control socket as it comes. False once the caller is gone.
+    # Header and bytes in one call, without joining them into a copy first.
+    parts = [kind + len(data).to_bytes(4, 'big'), data]
+    try:
+      while parts:
+        sent = job['ctl'].sendmsg(parts)
+        while parts and sent >= len(parts[0]):
+          sent -= len(parts[0])
+          parts.pop(0)
+        if parts: parts[0] = parts[0][sent:]
+      return True
+    except OSError:
+      return False
+
+  def unary_done(self, run):
+    # The last frame, once the command has exited and its streams are closed (or cut).
+    job = run.get('job')
+    if job is None or run['exit'] is None or run['streams'] > 0: return
+    self.cuts.pop(id(run), None)
+    self.send_frame(job, b'x', json.dumps(run['exit']).encode())
+    self.unregister_ctl(job['ctl'])
+    job['ctl'].close()
+
+  def cut_overdue(self):
+    now = time.monotonic()
+    for key, (at, run) in list(self.cuts.items()):
+      if at > now: continue
+      del self.cuts[key]
+      self.close_streams(run)
+      self.unary_done(run)
+
+  def unregister_ctl(self, ctl):
+    if ctl.fileno() in self.by_ctl:
+      self.poller.unregister(ctl.fileno())
+      del self.by_ctl[ctl.fileno()]
+
+  def exited(self, job, code, sig, error=None):
+    # The command's end, as its caller learns it: one line on its control socket, or for a unary
+    # command the b'x' frame once its output is relayed.
+    ctl, run = job['ctl'], job.get('run')
+    if run is not None:
+      run['exit'] = {'exit': code, 'signal': sig, **({'error': error} if error else {})}
+      if run['streams'] > 0: self.cuts[id(run)] = (time.monotonic() + CUT_AFTER_EXIT_S, run)
+      self.unary_done(run)
+      return
+    self.unregister_ctl(ctl)
+    try:
+      if error: send_line(ctl, {'exit': code, 'signal': sig, 'error': error})
+      # The usual report, written out as started() does: a number, or a signal's name (an identifier).
+      elif sig: ctl.sendall(b'{"exit": null, "signal": "%s"}\n' % sig.encode())
+      else: ctl.sendall(b'{"exit": %d, "signal": null}\n' % code)
+    except OSError: pass
+    ctl.close()
+
+  def start(self, req, fds, run=None):
     if len(fds) != 3:
       for fd in fds: os.close(fd)
       return
     # Only the control socket needs an object: stdio goes on as bare descriptors.
     # Family and type given: without them the socket module asks the kernel (three syscalls).
     ctl, io, err = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fds[0]), fds[1], fds[2]
+    job = {'pid': None, 'ctl': ctl, 'buf': b'', 'run': run}
+    if run is not None: run['job'] = job
     argv, env = req['argv'], req['env']
     # A command looked up on PATH warms the path up as well as warm_up would. The runner's prime
     # of a warm pool's sandbox names a path that cannot run: the lookup is still to warm then.
@@ -227,19 +354,17 @@ class ExecDaemon:
     except OSError as e:
       try: os.write(err, ('paddock: cannot run %s: %s\n' % (argv[0], e)).encode())
       except OSError: pass
-      try: send_line(ctl, {'exit': 127, 'signal': None, 'error': str(e)})
-      except OSError: pass
-      ctl.close()
       os.close(io)
       os.close(err)
+      self.exited(job, 127, None, str(e))
       return
     os.close(io)
     os.close(err)
     if self.cpu_procs is not None:
       # Answered once the spawner says which pid it is (from_spawner).
-      self.ordered.append({'pid': None, 'ctl': ctl, 'buf': b''})
+      self.ordered.append(job)
       return
-    job = {'pid': pid, 'pidfd': pidfd, 'ctl': ctl, 'buf': b''}
+    job['pid'], job['pidfd'] = pid, pidfd
     self.by_pidfd[pidfd] = job
     self.poller.register(pidfd, select.POLLIN)
     self.started(job)
@@ -250,37 +375,43 @@ class ExecDaemon:
     # process forked from the supervisor, first use is what an exec costs most: each page the
     # daemon and its spawner touch is copied then (about 300 faults, 1 ms of CPU on the first
     # exec against 0.4 ms on later ones). Nothing runs: the path is not executable anywhere.
-    # The request arrives as the supervisor's do (a message and three descriptors on a socket,
+    # The request arrives as the supervisor's do (a message and a descriptor on a socket,
     # received and decoded by the same code), and a command name is looked up on PATH: the
     # receive buffer, the JSON decoder and the lookup were the first exec's largest cost when the
-    # warm-up skipped them (strace: 7 ms from its receipt to its order, against 0.6 ms after).
+    # warm-up skipped them (strace: 7 ms from its receipt to its order, against 0.6 ms after). It
+    # is a unary request, the API's exec without stdin: its relay of the (empty) output runs too,
+    # as the failed spawn's streams close.
     ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    io, err = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     tx, rx = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
-      msg = json.dumps({'op': 'exec', 'argv': [WARM_UP_EXE], 'env': {'PATH': os.defpath}, 'cwd': None}).encode()
-      socket.send_fds(tx, [msg], [theirs.fileno(), io.fileno(), err.fileno()])
+      msg = json.dumps({'op': 'run', 'argv': [WARM_UP_EXE], 'env': {'PATH': os.defpath}, 'cwd': None}).encode()
+      socket.send_fds(tx, [msg], [theirs.fileno()])
       self.receive(rx)
     finally:
-      for sock in (ctl, theirs, io, err, tx, rx): sock.close()
+      for sock in (ctl, theirs, tx, rx): sock.close()
     try: resolve_command(WARM_UP_NAME, os.defpath)
     except OSError: pass
     # The answers of a command that started and exited, written to a control socket of its own:
     # the first real command's most copied pages after the order (about 20 faults).
-    ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-      job = {'pid': 0, 'ctl': ctl, 'buf': b''}
-      self.started(job)
-      self.report(job, 0)
-    finally:
-      for sock in (ctl, theirs): sock.close()
+    # Both kinds: a line for the three-connection path, an end frame for a unary command.
+    for unary in (False, True):
+      ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+      try:
+        job = {'pid': 0, 'ctl': ctl, 'buf': b'', 'run': {'streams': 0, 'exit': None} if unary else None}
+        if unary: job['run']['job'] = job
+        self.started(job)
+        self.report(job, 0)
+      finally:
+        for sock in (ctl, theirs): sock.close()
     self.cold = False
 
   def started(self, job):
     ctl = job['ctl']
-    # Written out, not json.dumps'd: the same line, without the encoder's work on every exec.
-    try: ctl.sendall(b'{"started": true, "pid": %d}\n' % job['pid'])
-    except OSError: pass
+    # Written out, not json.dumps'd: the same line, without the encoder's work on every exec. A
+    # unary command's caller learns only its output and its end.
+    if job.get('run') is None:
+      try: ctl.sendall(b'{"started": true, "pid": %d}\n' % job['pid'])
+      except OSError: pass
     self.by_ctl[ctl.fileno()] = job
     self.poller.register(ctl.fileno(), select.POLLIN)
 
@@ -352,9 +483,7 @@ class ExecDaemon:
       if kind == 's' or kind == 'e':
         job = self.ordered.popleft()
         if kind == 'e':
-          try: send_line(job['ctl'], {'exit': 127, 'signal': None, 'error': str(reply[1])})
-          except OSError: pass
-          job['ctl'].close()
+          self.exited(job, 127, None, str(reply[1]))
           return
         pid = int(reply[1])
         job['pid'] = pid
@@ -378,11 +507,9 @@ class ExecDaemon:
     # Its commands' statuses went with it: each running one is killed and reported so, and an order
     # it never answered fails, rather than leaving their callers waiting.
     lost = 'the process that ran the command went away'
-    for job in self.ordered:
-      try: send_line(job['ctl'], {'exit': 127, 'signal': None, 'error': lost})
-      except OSError: pass
-      job['ctl'].close()
+    ordered = list(self.ordered)
     self.ordered.clear()
+    for job in ordered: self.exited(job, 127, None, lost)
     for pid, job in list(self.by_pid.items()):
       try: os.killpg(pid, signal.SIGKILL)
       except OSError: pass
@@ -419,11 +546,12 @@ class ExecDaemon:
     try: data = ctl.recv(4096)
     except OSError: data = b''
     if not data:
-      # The caller went away: the command goes too, as with the forked handler.
+      # The caller went away: the command goes too, as with the forked handler; a unary command's
+      # output has nowhere to go (its end, when it comes, is then written to no one).
       try: os.killpg(job['pid'], signal.SIGKILL)
       except OSError: pass
-      self.poller.unregister(ctl.fileno())
-      del self.by_ctl[ctl.fileno()]
+      self.unregister_ctl(ctl)
+      if job.get('run') is not None: self.close_streams(job['run'])
       return
     job['buf'] += data
     while b'\n' in job['buf']:
@@ -444,16 +572,6 @@ class ExecDaemon:
 
   def report(self, job, status, error=None):
     # status: a wait status, as waitpid gives it.
-    ctl = job['ctl']
-    if ctl.fileno() in self.by_ctl:
-      self.poller.unregister(ctl.fileno())
-      del self.by_ctl[ctl.fileno()]
     if os.WIFSIGNALED(status): code, sig = None, signal.Signals(os.WTERMSIG(status)).name
     else: code, sig = os.WEXITSTATUS(status), None
-    try:
-      if error: send_line(ctl, {'exit': code, 'signal': sig, 'error': error})
-      # The usual report, written out as started() does: a number, or a signal's name (an identifier).
-      elif sig: ctl.sendall(b'{"exit": null, "signal": "%s"}\n' % sig.encode())
-      else: ctl.sendall(b'{"exit": %d, "signal": null}\n' % code)
-    except OSError: pass
-    ctl.close()
+    self.exited(job, code, sig, error)

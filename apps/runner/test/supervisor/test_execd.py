@@ -61,6 +61,15 @@ class Daemon:
     for s in (ctl[1], io[1], err[1]): s.close()
     return Exec(ctl[0], io[0], err[0])
 
+  def run(self, argv, cwd=None, env=None):
+    """Starts a unary command (one connection); returns its control socket."""
+    ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    body = {'op': 'run', 'argv': argv, 'env': env or ENV, 'cwd': cwd or self.dir.name}
+    socket.send_fds(self.sock, [json.dumps(body).encode()], [theirs.fileno()])
+    theirs.close()
+    ctl.settimeout(10)
+    return ctl
+
   def close(self):
     self.sock.close()
     os.waitpid(self.pid, 0)
@@ -178,6 +187,93 @@ class Spawner(unittest.TestCase):
     self.assertEqual(e.reply()['exit'], 127)
     self.assertEqual(self.d.exec(['true']).result()[1], {'exit': 0, 'signal': None})
     self.assertEqual(self.d.spawners(), first)
+
+
+def frames(ctl):
+  """A unary command's frames until its end: (stdout, stderr, exit, sizes of the output frames)."""
+  buf, out, err, sizes = b'', b'', b'', []
+  while True:
+    while len(buf) < 5 or len(buf) < 5 + int.from_bytes(buf[1:5], 'big'):
+      chunk = ctl.recv(1 << 20)
+      if not chunk: raise EOFError('ctl closed before the end frame')
+      buf += chunk
+    kind, n = buf[:1], int.from_bytes(buf[1:5], 'big')
+    data, buf = buf[5:5 + n], buf[5 + n:]
+    if kind == b'x':
+      # The last frame: nothing follows it, and the daemon closes the connection.
+      if buf or ctl.recv(1): raise AssertionError('bytes after the end frame')
+      return out, err, json.loads(data), sizes
+    sizes.append(n)
+    if kind == b'o': out += data
+    elif kind == b'e': err += data
+    else: raise AssertionError('unknown frame %r' % kind)
+
+
+class Unary(unittest.TestCase):
+  def setUp(self):
+    self.d = Daemon()
+    self.addCleanup(self.d.close)
+
+  def test_output_and_status_come_back_on_the_one_connection(self):
+    out, err, end, _ = frames(self.d.run(['sh', '-c', 'echo out; echo oops >&2; exit 3'], cwd='/'))
+    self.assertEqual((out, err, end), (b'out\n', b'oops\n', {'exit': 3, 'signal': None}))
+    # Run by the spawner, like the streaming path's commands.
+    self.assertEqual(len(self.d.spawners()), 1)
+
+  def test_stdin_is_empty_and_only_stdio_is_open_in_the_command(self):
+    out, _, end, _ = frames(self.d.run(['sh', '-c', 'cat; ls /proc/self/fd']))
+    self.assertEqual(end['exit'], 0)
+    self.assertEqual(len([x for x in out.decode().split('\n') if x]), 4)
+
+  def test_a_command_that_cannot_be_executed_is_127_with_the_reason_on_stderr(self):
+    path = os.path.join(self.d.dir.name, 'not-executable')
+    with open(path, 'w') as f: f.write('#!/bin/sh\n')
+    _, err, end, _ = frames(self.d.run([path]))
+    self.assertEqual(end['exit'], 127)
+    self.assertIn('Permission denied', end['error'])
+    self.assertIn(b'paddock: cannot run', err)
+    out, _, end, _ = frames(self.d.run(['echo', 'next']))
+    self.assertEqual((out, end), (b'next\n', {'exit': 0, 'signal': None}))
+
+  def test_large_output_is_relayed_whole_in_bounded_pieces(self):
+    out, err, end, sizes = frames(self.d.run(['sh', '-c', 'head -c 3000000 /dev/zero; head -c 70000 /dev/zero >&2']))
+    self.assertEqual((len(out), len(err), end['exit']), (3000000, 70000, 0))
+    self.assertLessEqual(max(sizes), execd.RELAY_CHUNK)
+
+  def test_a_background_process_holding_stdout_is_cut_after_the_exit(self):
+    t0 = time.monotonic()
+    out, _, end, _ = frames(self.d.run(['sh', '-c', 'sleep 30 & echo hi']))
+    took = time.monotonic() - t0
+    self.assertEqual((out, end), (b'hi\n', {'exit': 0, 'signal': None}))
+    self.assertGreaterEqual(took, execd.CUT_AFTER_EXIT_S * 0.9)
+    self.assertLess(took, 10)
+
+  def test_a_kill_on_the_control_socket_reaches_the_command(self):
+    ctl = self.d.run(['sleep', '30'])
+    time.sleep(0.2)
+    ctl.sendall(b'{"kill": "SIGTERM"}\n')
+    self.assertEqual(frames(ctl)[2], {'exit': None, 'signal': 'SIGTERM'})
+
+  def test_a_caller_gone_takes_its_command_with_it_and_the_daemon_serves_on(self):
+    marker = os.path.join(self.d.dir.name, 'pid')
+    ctl = self.d.run(['sh', '-c', 'echo $$ > %s; exec sleep 30' % marker])
+    deadline = time.time() + 5
+    while not (os.path.exists(marker) and open(marker).read().strip()) and time.time() < deadline: time.sleep(0.01)
+    pid = int(open(marker).read())
+    ctl.close()
+    self.assertTrue(gone(pid))
+    self.assertEqual(frames(self.d.run(['true']))[2], {'exit': 0, 'signal': None})
+    # Nothing of the unary commands is left open in the daemon: its request socket, the cpu
+    # cgroup's descriptor, the spawner's pidfd and order socket (0..2 are the test's own).
+    deadline = time.time() + 5
+    while len(os.listdir('/proc/%d/fd' % self.d.pid)) != 3 + 4 and time.time() < deadline: time.sleep(0.01)
+    self.assertEqual(len(os.listdir('/proc/%d/fd' % self.d.pid)), 3 + 4)
+
+  def test_a_killed_spawner_fails_its_unary_command(self):
+    ctl = self.d.run(['sleep', '30'])
+    time.sleep(0.2)
+    os.kill(self.d.spawners()[0], signal.SIGKILL)
+    self.assertEqual(frames(ctl)[2], {'exit': None, 'signal': 'SIGKILL', 'error': 'the process that ran the command went away'})
 
 
 class WarmUp(unittest.TestCase):

@@ -4,6 +4,7 @@ import { constants } from 'node:os';
 import { PaddockError } from '@paddock/contracts';
 import type { ExecProcess, ExecRequest, ExecResult, ExecStreamRequest } from '../sandbox-backend';
 import { connectUnix, readReply, sendLine } from './socket-io';
+import { NOT_UNARY, runUnaryExec } from './unary-exec';
 
 const KILL_REPORT_TIMEOUT_MS = 5_000;
 
@@ -125,6 +126,12 @@ export async function runExec(
   onNotRunning: () => PaddockError,
 ): Promise<ExecResult> {
   const cap = req.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  // Without stdin, on one connection (unary-exec.ts); a command the exec daemon does not run
+  // comes back refused and goes the three-connection way below.
+  if (!(req.stdin && req.stdin.length > 0)) {
+    const result = await runUnaryExec(socketPath, { ...req, maxOutputBytes: cap }, onNotRunning);
+    if (result !== NOT_UNARY) return result;
+  }
   let out!: ReturnType<typeof capture>;
   let errOut!: ReturnType<typeof capture>;
   const proc = await startExec(socketPath, { argv: req.argv, env: req.env, ...(req.cwd ? { cwd: req.cwd } : {}), ...(req.container ? { container: req.container } : {}) }, onNotRunning, (io, err) => {

@@ -1,0 +1,209 @@
+import type { Socket } from 'node:net';
+import { constants } from 'node:os';
+import { PaddockError } from '@paddock/contracts';
+import type { ExecRequest, ExecResult } from '../sandbox-backend';
+import { connectUnix, sendLine, type SupervisorReply } from './socket-io';
+
+/**
+ * Client side of a unary exec on one connection (`op: run`, served by the sandbox's exec daemon:
+ * `ExecDaemon.run_unary` in `supervisor/paddock_supervisor/execd.py`). The three-connection
+ * protocol (exec-client.ts) gives the command the sockets themselves as its stdio; for a command
+ * without stdin whose output is wanted whole, that cost a third of the runner's CPU per exec in
+ * three connects (and three accepts in the supervisor). Here the daemon holds the command's stdio
+ * and relays its output on the one connection as frames: a kind byte, a 4-byte big-endian length,
+ * that many bytes. `o` is stdout, `e` stderr, and `x`, last, the exit status as JSON, sent once
+ * the command has exited and its streams have closed (or a second after its exit, when a
+ * background process it left keeps them open).
+ *
+ * The supervisor may answer instead with a JSON line (its replies begin with `{`, which no frame
+ * does): ENOTRUNNING, or EUNARY when the command is not one the daemon runs (a sidecar's, or no
+ * daemon): the caller then sends it the three-connection way.
+ */
+export const NOT_UNARY = Symbol('not served on one connection');
+
+const KILL_REPORT_TIMEOUT_MS = 5_000;
+const FRAME_HEADER_BYTES = 5;
+/** The daemon relays pieces of 64 KiB; a bigger frame is not one of its. */
+const MAX_FRAME_BYTES = 1 << 20;
+/** The supervisor's refusals are small JSON lines. */
+const MAX_LINE_BYTES = 64 * 1024;
+const OPEN_BRACE = 0x7b;
+const KIND_STDOUT = 0x6f; // o
+const KIND_STDERR = 0x65; // e
+const KIND_END = 0x78; // x
+
+interface Captured {
+  parts: Buffer[];
+  kept: number;
+  bytes: number;
+}
+
+export async function runUnaryExec(
+  socketPath: string,
+  req: ExecRequest & { env: Record<string, string>; maxOutputBytes: number },
+  onNotRunning: () => PaddockError,
+): Promise<ExecResult | typeof NOT_UNARY> {
+  const ctl = await connectUnix(socketPath);
+  ctl.on('error', () => undefined);
+  sendLine(ctl, {
+    op: 'run',
+    argv: req.argv,
+    env: req.env,
+    ...(req.cwd ? { cwd: req.cwd } : {}),
+    ...(req.container ? { container: req.container } : {}),
+  });
+  let timedOut = false;
+  const timer =
+    req.timeoutMs && req.timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          sendLine(ctl, { kill: 'SIGKILL' });
+          // The daemon lives in the sandbox and may be frozen by the workload: a kill that gets
+          // no status in time ends the exec on our side anyway.
+          setTimeout(() => ctl.destroy(), KILL_REPORT_TIMEOUT_MS).unref();
+        }, req.timeoutMs)
+      : undefined;
+  try {
+    const reply = await readUnaryReply(ctl, req.maxOutputBytes);
+    if ('refusal' in reply) return refusalOf(reply.refusal, onNotRunning);
+    const { out, err, end } = reply;
+    const exitCode = end.exit ?? 128 + signalNumber(end.signal);
+    return {
+      exitCode,
+      stdout: Buffer.concat(out.parts),
+      stderr: Buffer.concat(err.parts),
+      stdoutTruncated: out.bytes > out.kept,
+      stderrTruncated: err.bytes > err.kept,
+      stdoutBytes: out.bytes,
+      stderrBytes: err.bytes,
+      timedOut,
+    };
+  } finally {
+    if (timer) clearTimeout(timer);
+    // Ended (the daemon closes after its end frame), refused, or given up on: a command still
+    // running when its caller's connection goes is killed by the daemon.
+    ctl.destroy();
+  }
+}
+
+type UnaryReply =
+  | { refusal: SupervisorReply }
+  | { out: Captured; err: Captured; end: { exit: number | null; signal: string | null } };
+
+/** Reads the connection to its end: the supervisor's refusal, or the daemon's frames. */
+function readUnaryReply(ctl: Socket, cap: number): Promise<UnaryReply> {
+  return new Promise((resolve, reject) => {
+    const out: Captured = { parts: [], kept: 0, bytes: 0 };
+    const err: Captured = { parts: [], kept: 0, bytes: 0 };
+    let settled = false;
+    const finish = (r: UnaryReply | Error): void => {
+      if (settled) return;
+      settled = true;
+      ctl.off('data', onData);
+      if (r instanceof Error) reject(r);
+      else resolve(r);
+    };
+    const keep = (c: Captured, data: Buffer): void => {
+      c.bytes += data.length;
+      if (c.kept < cap) {
+        const part = data.subarray(0, cap - c.kept);
+        c.parts.push(part);
+        c.kept += part.length;
+      }
+    };
+    // Frames are parsed as they stream: output bytes go to `keep` as views of the chunks they
+    // came in (nothing is copied, and what is past the cap is only counted).
+    let framed = false;
+    let line: Buffer = Buffer.alloc(0);
+    let head: Buffer = Buffer.alloc(0);
+    let kind = -1;
+    let left = 0;
+    const endParts: Buffer[] = [];
+    const onRefusalLine = (chunk: Buffer): void => {
+      line = line.length === 0 ? chunk : Buffer.concat([line, chunk]);
+      const nl = line.indexOf(10);
+      if (nl < 0) {
+        if (line.length > MAX_LINE_BYTES) finish(malformed('a reply line over 64 KiB'));
+        return;
+      }
+      let reply: unknown;
+      try {
+        reply = JSON.parse(line.subarray(0, nl).toString('utf8'));
+      } catch {
+        finish(malformed('a reply line that is not JSON'));
+        return;
+      }
+      finish({ refusal: (typeof reply === 'object' && reply !== null ? reply : {}) as SupervisorReply });
+    };
+    const onData = (chunk: Buffer): void => {
+      if (!framed && line.length === 0 && chunk[0] === OPEN_BRACE) return onRefusalLine(chunk);
+      if (!framed && line.length > 0) return onRefusalLine(chunk);
+      framed = true;
+      let i = 0;
+      while (i < chunk.length) {
+        if (kind < 0) {
+          const take = chunk.subarray(i, i + FRAME_HEADER_BYTES - head.length);
+          head = head.length === 0 ? take : Buffer.concat([head, take]);
+          i += take.length;
+          if (head.length < FRAME_HEADER_BYTES) return;
+          kind = head[0] as number;
+          left = head.readUInt32BE(1);
+          head = Buffer.alloc(0);
+          if (kind !== KIND_STDOUT && kind !== KIND_STDERR && kind !== KIND_END) return finish(malformed(`a frame of kind ${kind}`));
+          if (left > MAX_FRAME_BYTES) return finish(malformed(`a frame of ${left} bytes`));
+        }
+        const piece = chunk.subarray(i, i + left);
+        i += piece.length;
+        left -= piece.length;
+        if (kind === KIND_STDOUT) keep(out, piece);
+        else if (kind === KIND_STDERR) keep(err, piece);
+        else endParts.push(piece);
+        if (left === 0) {
+          if (kind === KIND_END) return finish(endFrame(Buffer.concat(endParts), out, err));
+          kind = -1;
+        }
+      }
+    };
+    const onClose = (): void => {
+      // Nothing at all: the supervisor went away with its sandbox (the caller answers with the
+      // sandbox's state). Frames but no end: the exec was cut on our side after its kill.
+      if (!framed) finish(Object.assign(new Error('the sandbox supervisor went away'), { code: 'ECONNRESET' }));
+      else finish({ out, err, end: { exit: null, signal: 'SIGKILL' } });
+    };
+    ctl.on('data', onData);
+    ctl.once('close', onClose);
+  });
+}
+
+/** The `x` frame: untrusted (the daemon runs as the sandbox), so each field is checked. */
+function endFrame(data: Buffer, out: Captured, err: Captured): UnaryReply | Error {
+  let v: unknown;
+  try {
+    v = JSON.parse(data.toString('utf8'));
+  } catch {
+    return malformed('an end frame that is not JSON');
+  }
+  const o = (typeof v === 'object' && v !== null ? v : {}) as { exit?: unknown; signal?: unknown };
+  const exit = typeof o.exit === 'number' && Number.isInteger(o.exit) ? o.exit : null;
+  const signal = typeof o.signal === 'string' ? o.signal : null;
+  if (exit === null && signal === null) return malformed('an end frame without an exit code or a signal');
+  return { out, err, end: { exit, signal } };
+}
+
+function refusalOf(reply: SupervisorReply, onNotRunning: () => PaddockError): typeof NOT_UNARY {
+  if (reply.errno === 'EUNARY') return NOT_UNARY;
+  if (reply.errno === 'ENOTRUNNING') throw onNotRunning();
+  throw new PaddockError('internal', `exec failed inside the sandbox: ${reply.message ?? 'unknown error'}`, {
+    reason: 'CWSANDBOX_INTERNAL',
+  });
+}
+
+function malformed(what: string): PaddockError {
+  return new PaddockError('internal', `exec failed inside the sandbox: its exec daemon sent ${what}`, {
+    reason: 'CWSANDBOX_INTERNAL',
+  });
+}
+
+function signalNumber(sig: string | null): number {
+  return sig ? ((constants.signals as Record<string, number | undefined>)[sig] ?? 0) : 0;
+}
