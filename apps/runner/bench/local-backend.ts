@@ -205,6 +205,20 @@ async function main(): Promise<void> {
     const ex = latencyStats(await timeSequential(() => backend.exec('exec', { argv: ['true'] }), EXECS));
     rows.push(row(`exec true round trip p50 (${EXECS})`, 'ms', [ex.p50], { floor: { name: 'spawn /bin/true p50', median: trueFloor.p50 }, target: '< 5 ms' }));
     rows.push(row(`exec true round trip p99 (${EXECS})`, 'ms', [ex.p99], { floor: { name: 'spawn /bin/true p99', median: trueFloor.p99 } }));
+    // The same exec after 10 ms of nothing (the machine idle in between), beside back-to-back ones
+    // interleaved with it: an agent's command, and a warm pool's first one, follow an idle gap, and
+    // every process on the path (runner, supervisor, exec daemon, spawner) wakes from sleep.
+    const gap = { idle: [] as number[], hot: [] as number[] };
+    for (let i = 0; i < EXECS / 2; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      for (const k of ['idle', 'hot'] as const) {
+        const t0 = process.hrtime.bigint();
+        await backend.exec('exec', { argv: ['true'] });
+        gap[k].push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }
+    const [afterIdle, backToBack] = [latencyStats(gap.idle), latencyStats(gap.hot)];
+    rows.push(row(`exec true round trip p50 after 10 ms idle (${EXECS / 2})`, 'ms', [afterIdle.p50], { floor: { name: 'the next exec, back to back, p50', median: backToBack.p50 }, note: `p99 ${afterIdle.p99.toFixed(2)} against ${backToBack.p99.toFixed(2)}` }));
     await backend.reap('exec', 'RUNNER_DELETED');
 
     // Exec does not cross the network (it reaches the supervisor's Unix socket), so a sandbox in
