@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { constants } from 'node:os';
 import { PaddockError } from '@paddock/contracts';
 import type { ExecProcess, ExecRequest, ExecResult, ExecStreamRequest } from '../sandbox-backend';
 import { connectUnix, readReply, sendLine } from './socket-io';
+import { CappedOutput, execResult, KILL_REPORT_TIMEOUT_MS } from './exec-output';
 import { NOT_UNARY, runUnaryExec } from './unary-exec';
-
-const KILL_REPORT_TIMEOUT_MS = 5_000;
 
 /**
  * Client side of the supervisor's exec protocol. Three connections per command: `ctl` (request,
@@ -97,20 +95,11 @@ function supervisorGone(e: unknown): Error {
 }
 
 /** Collects a stream up to `cap` bytes while counting everything it produced. */
-function capture(stream: Socket, cap: number): Promise<{ data: Buffer; bytes: number; truncated: boolean }> {
+function capture(stream: Socket, cap: number): Promise<CappedOutput> {
   return new Promise((resolve) => {
-    const parts: Buffer[] = [];
-    let kept = 0;
-    let bytes = 0;
-    stream.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (kept < cap) {
-        const part = chunk.subarray(0, cap - kept);
-        parts.push(part);
-        kept += part.length;
-      }
-    });
-    const done = (): void => resolve({ data: Buffer.concat(parts), bytes, truncated: bytes > kept });
+    const output = new CappedOutput(cap);
+    stream.on('data', (chunk: Buffer) => output.add(chunk));
+    const done = (): void => resolve(output);
     stream.once('end', done);
     stream.once('close', done);
     stream.once('error', () => undefined);
@@ -160,19 +149,5 @@ export async function runExec(
   }, 1000);
   const [o, e] = await Promise.all([out, errOut]);
   clearTimeout(cut);
-  const exitCode = status.exitCode ?? 128 + signalNumber(status.signal);
-  return {
-    exitCode,
-    stdout: o.data,
-    stderr: e.data,
-    stdoutTruncated: o.truncated,
-    stderrTruncated: e.truncated,
-    stdoutBytes: o.bytes,
-    stderrBytes: e.bytes,
-    timedOut,
-  };
-}
-
-function signalNumber(sig: NodeJS.Signals | null): number {
-  return sig ? (constants.signals[sig] ?? 0) : 0;
+  return execResult(status, o, e, timedOut);
 }

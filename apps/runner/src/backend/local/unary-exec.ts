@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
-import { constants } from 'node:os';
 import { PaddockError } from '@paddock/contracts';
 import type { ExecRequest, ExecResult } from '../sandbox-backend';
+import { CappedOutput, execResult, KILL_REPORT_TIMEOUT_MS } from './exec-output';
 import { connectUnix, sendLine, type SupervisorReply } from './socket-io';
 
 /**
@@ -21,9 +21,8 @@ import { connectUnix, sendLine, type SupervisorReply } from './socket-io';
  */
 export const NOT_UNARY = Symbol('not served on one connection');
 
-const KILL_REPORT_TIMEOUT_MS = 5_000;
 const FRAME_HEADER_BYTES = 5;
-/** The daemon relays pieces of 64 KiB; a bigger frame is not one of its. */
+/** The daemon relays pieces of at most 256 KiB (RELAY_CHUNK); a bigger frame is not one of its. */
 const MAX_FRAME_BYTES = 1 << 20;
 /** The supervisor's refusals are small JSON lines. */
 const MAX_LINE_BYTES = 64 * 1024;
@@ -31,12 +30,6 @@ const OPEN_BRACE = 0x7b;
 const KIND_STDOUT = 0x6f; // o
 const KIND_STDERR = 0x65; // e
 const KIND_END = 0x78; // x
-
-interface Captured {
-  parts: Buffer[];
-  kept: number;
-  bytes: number;
-}
 
 export async function runUnaryExec(
   socketPath: string,
@@ -58,26 +51,13 @@ export async function runUnaryExec(
       ? setTimeout(() => {
           timedOut = true;
           sendLine(ctl, { kill: 'SIGKILL' });
-          // The daemon lives in the sandbox and may be frozen by the workload: a kill that gets
-          // no status in time ends the exec on our side anyway.
           setTimeout(() => ctl.destroy(), KILL_REPORT_TIMEOUT_MS).unref();
         }, req.timeoutMs)
       : undefined;
   try {
     const reply = await readUnaryReply(ctl, req.maxOutputBytes);
     if ('refusal' in reply) return refusalOf(reply.refusal, onNotRunning);
-    const { out, err, end } = reply;
-    const exitCode = end.exit ?? 128 + signalNumber(end.signal);
-    return {
-      exitCode,
-      stdout: Buffer.concat(out.parts),
-      stderr: Buffer.concat(err.parts),
-      stdoutTruncated: out.bytes > out.kept,
-      stderrTruncated: err.bytes > err.kept,
-      stdoutBytes: out.bytes,
-      stderrBytes: err.bytes,
-      timedOut,
-    };
+    return execResult(reply.end, reply.out, reply.err, timedOut);
   } finally {
     if (timer) clearTimeout(timer);
     // Ended (the daemon closes after its end frame), refused, or given up on: a command still
@@ -88,13 +68,13 @@ export async function runUnaryExec(
 
 type UnaryReply =
   | { refusal: SupervisorReply }
-  | { out: Captured; err: Captured; end: { exit: number | null; signal: string | null } };
+  | { out: CappedOutput; err: CappedOutput; end: { exitCode: number | null; signal: string | null } };
 
 /** Reads the connection to its end: the supervisor's refusal, or the daemon's frames. */
 function readUnaryReply(ctl: Socket, cap: number): Promise<UnaryReply> {
   return new Promise((resolve, reject) => {
-    const out: Captured = { parts: [], kept: 0, bytes: 0 };
-    const err: Captured = { parts: [], kept: 0, bytes: 0 };
+    const out = new CappedOutput(cap);
+    const err = new CappedOutput(cap);
     let settled = false;
     const finish = (r: UnaryReply | Error): void => {
       if (settled) return;
@@ -103,16 +83,8 @@ function readUnaryReply(ctl: Socket, cap: number): Promise<UnaryReply> {
       if (r instanceof Error) reject(r);
       else resolve(r);
     };
-    const keep = (c: Captured, data: Buffer): void => {
-      c.bytes += data.length;
-      if (c.kept < cap) {
-        const part = data.subarray(0, cap - c.kept);
-        c.parts.push(part);
-        c.kept += part.length;
-      }
-    };
-    // Frames are parsed as they stream: output bytes go to `keep` as views of the chunks they
-    // came in (nothing is copied, and what is past the cap is only counted).
+    // Frames are parsed as they stream: output bytes go to their CappedOutput as views of the
+    // chunks they came in (nothing is copied, and what is past the cap is only counted).
     let framed = false;
     let line: Buffer = Buffer.alloc(0);
     let head: Buffer = Buffer.alloc(0);
@@ -136,8 +108,7 @@ function readUnaryReply(ctl: Socket, cap: number): Promise<UnaryReply> {
       finish({ refusal: (typeof reply === 'object' && reply !== null ? reply : {}) as SupervisorReply });
     };
     const onData = (chunk: Buffer): void => {
-      if (!framed && line.length === 0 && chunk[0] === OPEN_BRACE) return onRefusalLine(chunk);
-      if (!framed && line.length > 0) return onRefusalLine(chunk);
+      if (!framed && (line.length > 0 || chunk[0] === OPEN_BRACE)) return onRefusalLine(chunk);
       framed = true;
       let i = 0;
       while (i < chunk.length) {
@@ -155,8 +126,8 @@ function readUnaryReply(ctl: Socket, cap: number): Promise<UnaryReply> {
         const piece = chunk.subarray(i, i + left);
         i += piece.length;
         left -= piece.length;
-        if (kind === KIND_STDOUT) keep(out, piece);
-        else if (kind === KIND_STDERR) keep(err, piece);
+        if (kind === KIND_STDOUT) out.add(piece);
+        else if (kind === KIND_STDERR) err.add(piece);
         else endParts.push(piece);
         if (left === 0) {
           if (kind === KIND_END) return finish(endFrame(Buffer.concat(endParts), out, err));
@@ -168,7 +139,7 @@ function readUnaryReply(ctl: Socket, cap: number): Promise<UnaryReply> {
       // Nothing at all: the supervisor went away with its sandbox (the caller answers with the
       // sandbox's state). Frames but no end: the exec was cut on our side after its kill.
       if (!framed) finish(Object.assign(new Error('the sandbox supervisor went away'), { code: 'ECONNRESET' }));
-      else finish({ out, err, end: { exit: null, signal: 'SIGKILL' } });
+      else finish({ out, err, end: { exitCode: null, signal: 'SIGKILL' } });
     };
     ctl.on('data', onData);
     ctl.once('close', onClose);
@@ -176,7 +147,7 @@ function readUnaryReply(ctl: Socket, cap: number): Promise<UnaryReply> {
 }
 
 /** The `x` frame: untrusted (the daemon runs as the sandbox), so each field is checked. */
-function endFrame(data: Buffer, out: Captured, err: Captured): UnaryReply | Error {
+function endFrame(data: Buffer, out: CappedOutput, err: CappedOutput): UnaryReply | Error {
   let v: unknown;
   try {
     v = JSON.parse(data.toString('utf8'));
@@ -184,10 +155,10 @@ function endFrame(data: Buffer, out: Captured, err: Captured): UnaryReply | Erro
     return malformed('an end frame that is not JSON');
   }
   const o = (typeof v === 'object' && v !== null ? v : {}) as { exit?: unknown; signal?: unknown };
-  const exit = typeof o.exit === 'number' && Number.isInteger(o.exit) ? o.exit : null;
+  const exitCode = typeof o.exit === 'number' && Number.isInteger(o.exit) ? o.exit : null;
   const signal = typeof o.signal === 'string' ? o.signal : null;
-  if (exit === null && signal === null) return malformed('an end frame without an exit code or a signal');
-  return { out, err, end: { exit, signal } };
+  if (exitCode === null && signal === null) return malformed('an end frame without an exit code or a signal');
+  return { out, err, end: { exitCode, signal } };
 }
 
 function refusalOf(reply: SupervisorReply, onNotRunning: () => PaddockError): typeof NOT_UNARY {
@@ -202,8 +173,4 @@ function malformed(what: string): PaddockError {
   return new PaddockError('internal', `exec failed inside the sandbox: its exec daemon sent ${what}`, {
     reason: 'CWSANDBOX_INTERNAL',
   });
-}
-
-function signalNumber(sig: string | null): number {
-  return sig ? ((constants.signals as Record<string, number | undefined>)[sig] ?? 0) : 0;
 }
