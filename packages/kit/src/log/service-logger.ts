@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { prettyLine } from './pretty';
 import { currentRequestId } from './request-context';
+import { tickBatchedFd } from './tick-batched-destination';
 
 /** pino's levels; `silent` writes nothing. */
 export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
@@ -67,8 +68,15 @@ function wrap(p: pino.Logger): ServiceLogger {
   };
 }
 
+/** sonic-boom in its synchronous mode: a partial write or EAGAIN (a full pipe) is retried, not dropped. */
+function syncWriter(fd: number): (text: string) => void {
+  const out = pino.destination({ dest: fd, sync: true });
+  return (text) => void out.write(text);
+}
+
 /**
- * A service's logger: pino, writing synchronously (no line lost on `process.exit`), with the
+ * A service's logger: pino, its lines written once per event-loop turn and synchronously as the
+ * process exits (no line lost on `process.exit`: see TickBatchedDestination), with the
  * level as a word, an ISO time, the service's name and the current request id (if any) on
  * every line.
  */
@@ -79,7 +87,7 @@ export function createServiceLogger(opts: ServiceLoggerOptions): ServiceLogger {
   const destination: pino.DestinationStream =
     format === 'pretty'
       ? { write: (line: string) => void out.write(prettyLine(line)) }
-      : (opts.sink ?? pino.destination({ dest: fd, sync: true }));
+      : (opts.sink ?? tickBatchedFd(fd, syncWriter));
   const p = pino(
     {
       level: opts.level ?? 'info',

@@ -65,6 +65,8 @@ import { captureDisk } from './disk-snapshot';
 interface SandboxRecord {
   id: string;
   dir: string;
+  /** The supervisor's socket in `dir` (every call on the sandbox connects to it). */
+  socket: string;
   labels: Record<string, string>;
   state: SandboxState;
   startedAt: Date;
@@ -235,9 +237,11 @@ export class LocalBackend implements SandboxBackend {
   private newRecord(id: string, labels: Record<string, string>, startedAt: Date, deadline: Date): SandboxRecord {
     let resolveTerminal!: () => void;
     const terminal = new Promise<void>((r) => (resolveTerminal = r));
+    const dir = this.sandboxDir(id);
     const rec: SandboxRecord = {
       id,
-      dir: this.sandboxDir(id),
+      dir,
+      socket: join(dir, 'sup.sock'),
       labels,
       state: 'STATE_PENDING',
       startedAt,
@@ -555,7 +559,7 @@ export class LocalBackend implements SandboxBackend {
   }
 
   private socketPath(rec: SandboxRecord): string {
-    return join(rec.dir, 'sup.sock');
+    return rec.socket;
   }
 
   async stop(sandboxId: string, graceSeconds: number, reason: SandboxStateReason): Promise<void> {
