@@ -12,7 +12,9 @@
 #   the request's sockets (SCM_RIGHTS), to an exec daemon started inside the sandbox on first use
 #   (its namespaces, cgroups, uid, no new privileges, the same seccomp filter): it posix_spawns
 #   the command with the sockets as stdio (zero copy, kernel backpressure), about 3 ms per exec
-#   here. Terminal sessions and file requests fork a handler that joins the sandbox's cgroups,
+#   here. Once it runs, the runner's unary execs (no stdin, output wanted whole) go to the daemon's
+#   own socket (exec.sock), which this process binds, hands over and gates (ExecDaemonSocket).
+#   Terminal sessions and file requests fork a handler that joins the sandbox's cgroups,
 #   enters its namespaces (setns) and drops to the sandbox uid the same way (about 9 ms). Neither
 #   needs a helper binary inside the image.
 # - Python is on every Debian host and has setns/prctl/mount through ctypes (a shell could not frame
@@ -40,6 +42,60 @@ MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
 HEADER = struct.Struct('<IBxxxd')
 NS_ORDER = ['cgroup', 'ipc', 'uts', 'net', 'pid', 'mnt', 'user']
 CLONE_NEWNET = 0x40000000
+
+
+class ExecDaemonSocket:
+  """The exec daemon's own socket, `exec.sock` in the sandbox's directory (on the host), on which
+  the runner's unary execs reach the daemon without this process in between. It is bound here
+  (as root, 0600: only the runner can connect), handed to the daemon as it starts, and no copy is
+  kept: once the daemon is gone (the workload may kill it, same uid), a connect is refused and the
+  runner asks this supervisor, whose next exec starts a new daemon with a new socket. The path is
+  the gate this supervisor keeps, as it refuses requests on its own socket: a paused sandbox has
+  it renamed away (a connect finds nothing, and the request comes here to be refused as not
+  running), and one that stops or exits has it removed."""
+
+  NAME, NEW, PAUSED = 'exec.sock', 'exec.sock.new', 'exec.sock.paused'
+
+  def __init__(self, directory):
+    self.dir = directory
+
+  def at(self, fn):
+    # Relative to the directory's descriptor: a deep state directory outgrows sockaddr_un's 108
+    # bytes, and these names stay short.
+    dfd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY)
+    try: fn(dfd)
+    except FileNotFoundError: pass
+    finally: os.close(dfd)
+
+  def unlink(self, name):
+    self.at(lambda d: os.unlink(name, dir_fd=d))
+
+  def rename(self, src, dst):
+    self.at(lambda d: os.rename(src, dst, src_dir_fd=d, dst_dir_fd=d))
+
+  def bind(self):
+    # Under a name of its own until the daemon runs (publish): a connect never reaches a socket
+    # that nobody will accept on.
+    self.unlink(self.NEW)
+    return listen_unix(self.dir, self.NEW)
+
+  def publish(self, listener):
+    # Over the socket of a daemon that is gone, if any (rename is atomic).
+    self.rename(self.NEW, self.NAME)
+    listener.close()
+
+  def discard(self, listener):
+    listener.close()
+    self.unlink(self.NEW)
+
+  def close_gate(self):
+    self.rename(self.NAME, self.PAUSED)
+
+  def open_gate(self):
+    self.rename(self.PAUSED, self.NAME)
+
+  def remove(self):
+    for name in (self.NAME, self.PAUSED, self.NEW): self.unlink(name)
 
 class Supervisor:
   def __init__(self, plan):
@@ -73,6 +129,7 @@ class Supervisor:
     self.handler_fds = {}
     self.poller = None
     self.execd = None
+    self.execd_socket = ExecDaemonSocket(self.dir)
     self.parked = None
     self.bwrap_stat = os.stat(plan['bwrapExe'])
     self.deadline = plan['deadlineMs'] / 1000.0
@@ -292,15 +349,16 @@ class Supervisor:
       self.pending[conn.fileno()] = conn
       if not self.read_header(conn.fileno()): poller.register(conn.fileno(), select.POLLIN)
 
-  def read_header(self, fd, poller=None):
+  def read_header(self, fd, poller=None, hung_up=False):
     # True once the connection is dealt with, False while its header line is still to come.
-    # `poller`: the one it waits in, if it does.
+    # `poller`: the one it waits in, if it does. `hung_up`: the caller closed its end, so no more
+    # of a partial line will come (poll would report it again and again).
     conn = self.pending[fd]
     try: peek = conn.recv(65536, socket.MSG_PEEK | socket.MSG_DONTWAIT)
     except BlockingIOError: return False
     except OSError: peek = b''
     nl = peek.find(b'\n')
-    if nl < 0 and peek and len(peek) < 65536: return False
+    if nl < 0 and peek and len(peek) < 65536 and not hung_up: return False
     del self.pending[fd]
     if poller is not None: poller.unregister(fd)
     if nl < 0:
@@ -461,8 +519,12 @@ class Supervisor:
 
   def start_execd(self):
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener = self.execd_socket.bind()
     pid_r, pid_w = os.pipe()
-    pid = os.fork()
+    try: pid = os.fork()
+    except OSError:
+      self.execd_socket.discard(listener)
+      raise
     if pid == 0:
       code = 1
       try:
@@ -479,7 +541,7 @@ class Supervisor:
         # children). This intermediate exits at once; the daemon is reparented to the supervisor
         # (a child subreaper), which reaps it like a handler when it exits.
         child = os.fork()
-        if child == 0: execd_main(self.p, theirs, cpu_fd)
+        if child == 0: execd_main(self.p, theirs, cpu_fd, listener)
         os.write(pid_w, struct.pack('<i', child))
         code = 0
       finally:
@@ -491,9 +553,11 @@ class Supervisor:
     os.waitpid(pid, 0)
     if len(data) != 4:
       ours.close()
+      self.execd_socket.discard(listener)
       raise OSError(errno.ECHILD, 'the exec daemon did not start')
     self.add_handler(struct.unpack('<i', data)[0])
     ours.setblocking(False)
+    self.execd_socket.publish(listener)
     return ours
 
   def start_handler(self, req, conns, init_pid=None, plan=None):
@@ -557,7 +621,13 @@ class Supervisor:
     if self.paused_at is not None: return {'ok': True, 'paused': True}
     if not self.running or self.exit_code is not None or self.terminating:
       return {'ok': False, 'errno': 'ENOTRUNNING', 'message': 'sandbox is not running'}
-    self.set_frozen(True)
+    # The daemon's socket first: a connect from now on comes here and is refused as not running,
+    # instead of waiting in the backlog of a frozen daemon.
+    self.execd_socket.close_gate()
+    try: self.set_frozen(True)
+    except OSError:
+      self.execd_socket.open_gate()
+      raise
     self.paused_at = time.time()
     with open(os.path.join(self.dir, 'paused-at'), 'w') as f: f.write(repr(self.paused_at))
     self.emit('STATE_PAUSED', reason)
@@ -568,6 +638,7 @@ class Supervisor:
     self.set_frozen(False)
     self.deadline += time.time() - self.paused_at
     self.paused_at = None
+    if self.exit_code is None and not self.terminating: self.execd_socket.open_gate()
     # The moved deadline outlives this process's memory: a restarted runner adopts it from here.
     with open(os.path.join(self.dir, 'deadline-ms'), 'w') as f: f.write(str(int(self.deadline * 1000)))
     try: os.unlink(os.path.join(self.dir, 'paused-at'))
@@ -603,6 +674,7 @@ class Supervisor:
     if self.stop_reason is None:
       self.stop_reason = reason
       with open(os.path.join(self.dir, 'stop-reason'), 'w') as f: f.write(reason)
+    self.execd_socket.remove()
     if not self.terminating:
       self.terminating = True
       self.emit('STATE_TERMINATING', reason)
@@ -717,6 +789,7 @@ class Supervisor:
           poller.unregister(self.pidfd)
           _, status = os.waitpid(self.bwrap_pid, 0)
           self.exit_code = os.waitstatus_to_exitcode(status)
+          self.execd_socket.remove()
           exited_at = time.time()
           # The namespace's init is gone; make sure nothing (exec'd or stray) keeps a pipe open.
           self.kill_box_and_wait(2.0)
@@ -725,7 +798,7 @@ class Supervisor:
         elif self.pod is not None and self.pod.handle(fd, poller):
           pass
         elif fd in self.pending:
-          self.read_header(fd, poller)
+          self.read_header(fd, poller, bool(ev & (select.POLLHUP | select.POLLERR)))
         elif fd in self.handler_fds:
           self.reap_handler(fd)
       self.check_running()
@@ -774,6 +847,7 @@ class Supervisor:
     except OSError: pass
     try: os.unlink(os.path.join(self.dir, 'sup.sock'))
     except OSError: pass
+    self.execd_socket.remove()
     head = self.stderr_head.decode('utf-8', 'replace')
     if self.init_failure is not None:
       self.emit('STATE_FAILED', 'INIT_CONTAINER_FAILED', self.init_failure)

@@ -27,16 +27,18 @@ RELAY_CHUNK = 1 << 18
 # How long a unary command's output is still relayed after it exited: a background process it
 # left may hold its stdout open for ever (the streaming path's caller cuts at the same mark).
 CUT_AFTER_EXIT_S = 1.0
+# The longest request line the daemon's own socket takes (the supervisor's takes as long).
+MAX_HEADER = 1 << 16
 SPAWN_SIGDEF = (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGHUP, signal.SIGQUIT)
 
-def execd_main(p, sock, cpu_procs=None):
+def execd_main(p, sock, cpu_procs=None, listener=None):
   # cpu_procs: on cgroup v1, a descriptor of the sandbox's cpu cgroup.procs (opened by the
   # supervisor, as root, before entering the sandbox). The daemon then stays out of that cgroup:
   # its own work (reading a request, starting the command, reporting the exit) is the platform's,
   # and under a 100m quota it used to wait for the next 100 ms period behind the commands. Only
   # the commands are born in it, spawned by a process of the daemon's that moved itself there once.
   try:
-    close_fds_except(sock.fileno(), cpu_procs)
+    close_fds_except(sock.fileno(), cpu_procs, listener.fileno() if listener else None)
     null = os.open('/dev/null', os.O_RDWR)
     for t in (0, 1, 2): os.dup2(null, t)
     if null > 2: os.close(null)
@@ -51,7 +53,7 @@ def execd_main(p, sock, cpu_procs=None):
     # The supervisor's heap, shared with it copy-on-write: a full collection here would walk it and
     # copy every page it touched, for objects this daemon never frees.
     gc.freeze()
-    ExecDaemon(sock, p['execCwd'], cpu_procs).run()
+    ExecDaemon(sock, p['execCwd'], cpu_procs, listener).run()
   finally:
     os._exit(0)
 
@@ -166,8 +168,19 @@ def resolve_command(cmd, path):
     if os.access(f, os.X_OK) and not os.path.isdir(f): return f
   raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cmd)
 
+def unary_request(req):
+  # A request line on the daemon's own socket, from the runner (root on the host, but nothing it
+  # says is used beyond this sandbox): a command of the primary container without stdin, nothing
+  # else. Anything other is answered EUNARY before it runs, and the runner asks the supervisor.
+  if not isinstance(req, dict) or req.get('op') != 'run' or req.get('container'): return None
+  argv, env, cwd = req.get('argv'), req.get('env'), req.get('cwd')
+  if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)): return None
+  if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())): return None
+  if cwd is not None and not isinstance(cwd, str): return None
+  return {'op': 'run', 'argv': argv, 'env': env, 'cwd': cwd}
+
 class ExecDaemon:
-  def __init__(self, sock, cwd, cpu_procs=None):
+  def __init__(self, sock, cwd, cpu_procs=None, listener=None):
     self.sock = sock
     self.cwd = cwd
     self.cpu_procs = cpu_procs
@@ -185,6 +198,15 @@ class ExecDaemon:
     self.inbox = message_buffer(MAX_MESSAGE)
     self.replies = message_buffer(MAX_REPLY)
     self.relayed = message_buffer(RELAY_CHUNK)
+    # The daemon's own socket (see accept): connections whose request line is still to come, and
+    # a descriptor given up to refuse one when the sandbox's open-files limit is reached.
+    self.listener = listener
+    self.headers = {}
+    self.spare = None
+    if listener is not None:
+      listener.setblocking(False)
+      self.poller.register(listener.fileno(), select.POLLIN)
+      self.spare = os.open('/dev/null', os.O_RDONLY | os.O_CLOEXEC)
 
   def run(self):
     if self.cpu_procs is not None: self.start_spawner()
@@ -200,6 +222,8 @@ class ExecDaemon:
         elif fd in self.by_pidfd: self.reap(self.by_pidfd[fd])
         elif fd in self.by_ctl: self.control(self.by_ctl[fd])
         elif fd in self.by_stream: self.relay(fd)
+        elif self.listener is not None and fd == self.listener.fileno(): self.accept()
+        elif fd in self.headers: self.read_header(fd, bool(ev & (select.POLLHUP | select.POLLERR)))
       if self.cuts: self.cut_overdue()
 
   def poll_timeout(self):
@@ -223,6 +247,69 @@ class ExecDaemon:
     else: self.start(body, fds)
     return True
 
+  # ---- the daemon's own socket ----
+  # The runner's unary execs come here straight, not through the supervisor: the supervisor binds
+  # this socket (exec.sock in the sandbox's directory, on the host: nothing inside the sandbox can
+  # reach it) before it starts the daemon, hands it over, and keeps no copy. It stays the gate:
+  # it renames the socket away while the sandbox is paused and removes it once the sandbox stops,
+  # so a connect is refused and the runner asks the supervisor, which answers as before. On the
+  # way through the supervisor, each exec woke one more process (a Python one) and cost it an
+  # accept, a JSON decode and encode and a descriptor passed on.
+  def accept(self):
+    while True:
+      try: conn, _ = self.listener.accept()
+      except (BlockingIOError, InterruptedError): return
+      except OSError as e:
+        if e.errno not in (errno.EMFILE, errno.ENFILE): return
+        # Out of descriptors (the limit is the sandbox's, shared with its commands' streams): the
+        # connection would wait in the backlog, and wake this loop again at once. The spare one
+        # is given up for as long as it takes to refuse it (the runner then asks the supervisor).
+        self.refuse_one()
+        return
+      self.headers[conn.fileno()] = conn
+      if not self.read_header(conn.fileno()): self.poller.register(conn.fileno(), select.POLLIN)
+
+  def refuse_one(self):
+    if self.spare is None: return
+    os.close(self.spare)
+    self.spare = None
+    try:
+      conn, _ = self.listener.accept()
+      self.refuse(conn, 'the exec daemon has no descriptor left')
+    except OSError: pass
+    try: self.spare = os.open('/dev/null', os.O_RDONLY | os.O_CLOEXEC)
+    except OSError: pass
+
+  def refuse(self, conn, why='not a request the exec daemon\'s socket takes'):
+    try: send_line(conn, {'ok': False, 'errno': 'EUNARY', 'message': why})
+    except OSError: pass
+    conn.close()
+
+  def read_header(self, fd, hung_up=False):
+    # True once the connection is dealt with, False while its request line is still to come. The
+    # runner writes it as it connects: it is mostly here already, and costs no turn of the loop.
+    # `hung_up`: the caller closed its end, so no more of a partial line will come.
+    conn = self.headers[fd]
+    try: peek = conn.recv(MAX_HEADER, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError: return False
+    except OSError: peek = b''
+    nl = peek.find(b'\n')
+    if nl < 0 and peek and len(peek) < MAX_HEADER and not hung_up: return False
+    del self.headers[fd]
+    try: self.poller.unregister(fd)
+    except KeyError: pass
+    if not peek:
+      conn.close()
+      return True
+    req = None
+    if nl >= 0:
+      conn.recv(nl + 1)
+      try: req = unary_request(json.loads(peek[:nl]))
+      except ValueError: pass
+    if req is None: self.refuse(conn)
+    else: self.run_unary(req, [conn.detach()])
+    return True
+
   def run_unary(self, req, fds):
     # A command without stdin whose caller wants its output whole (the runner's unary exec) comes
     # on one connection instead of three: the caller connects, and the supervisor accepts, once
@@ -236,8 +323,18 @@ class ExecDaemon:
     if len(fds) != 1:
       for fd in fds: os.close(fd)
       return
-    io_ours, io_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    err_ours, err_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+      io_ours, io_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+      try: err_ours, err_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+      except OSError:
+        io_ours.close()
+        io_theirs.close()
+        raise
+    except OSError:
+      # Out of descriptors (the sandbox's open-files limit, which its commands share): refused
+      # before anything ran, as the runner can then ask again the three-connection way.
+      self.refuse(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fds[0]), 'the exec daemon has no descriptor left')
+      return
     io_ours.shutdown(socket.SHUT_WR)
     run = {'streams': 2, 'exit': None}
     for s, kind in ((io_ours, b'o'), (err_ours, b'e')):

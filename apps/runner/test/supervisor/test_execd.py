@@ -1,4 +1,4 @@
-import json, os, signal, socket, tempfile, time, unittest
+import json, os, resource, signal, socket, tempfile, time, unittest
 
 from support import SUPERVISOR_DIR
 from paddock_supervisor import execd
@@ -33,23 +33,40 @@ class Daemon:
   """An ExecDaemon in a forked process, as on cgroup v1: `cpu` stands in for the sandbox's cpu
   cgroup.procs (the spawner writes its join there). Not sandboxed: this tests its protocol."""
 
-  def __init__(self, cpu_mode='w'):
+  def __init__(self, cpu_mode='w', listen=False, nofile=None):
     self.dir = tempfile.TemporaryDirectory()
     self.cpu = os.path.join(self.dir.name, 'cgroup.procs')
     open(self.cpu, 'w').close()
     self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     cpu_fd = os.open(self.cpu, os.O_WRONLY if cpu_mode == 'w' else os.O_RDONLY)
+    # The daemon's own socket, as the supervisor binds it and hands it over (ExecDaemonSocket).
+    self.own = os.path.join(self.dir.name, 'exec.sock')
+    listener = None
+    if listen:
+      listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+      listener.bind(self.own)
+      listener.listen(128)
     self.pid = os.fork()
     if self.pid == 0:
       try:
         self.sock.close()
-        # As execd_main leaves it: stdio, its request socket and the cpu cgroup's descriptor.
-        close_fds_except(theirs.fileno(), cpu_fd)
-        execd.ExecDaemon(theirs, self.dir.name, cpu_fd).run()
+        # As execd_main leaves it: stdio, its request socket, the cpu cgroup's descriptor and its own socket.
+        close_fds_except(theirs.fileno(), cpu_fd, listener.fileno() if listener else None)
+        if nofile: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        execd.ExecDaemon(theirs, self.dir.name, cpu_fd, listener).run()
       finally:
         os._exit(0)
     theirs.close()
     os.close(cpu_fd)
+    if listener: listener.close()
+
+  def connect(self, body):
+    """A request on the daemon's own socket, as the runner sends it; returns the connection."""
+    ctl = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ctl.settimeout(10)
+    ctl.connect(self.own)
+    ctl.sendall(body if isinstance(body, bytes) else json.dumps(body).encode() + b'\n')
+    return ctl
 
   def spawners(self):
     return [c for c in children(self.pid) if comm(c) == 'paddock-spawner']
@@ -289,6 +306,123 @@ class Unary(unittest.TestCase):
     self.assertIn((end['exit'], end['signal']), [(None, 'SIGKILL'), (127, None)])
     self.assertEqual(end['error'], 'the process that ran the command went away')
     self.assertEqual(frames(self.d.run(['true']))[2], {'exit': 0, 'signal': None})
+
+
+def refusal(ctl):
+  """The one line a refused request gets, then the connection closes."""
+  buf = b''
+  while True:
+    chunk = ctl.recv(4096)
+    if not chunk: break
+    buf += chunk
+  line, rest = buf.split(b'\n', 1)
+  if rest: raise AssertionError('bytes after the refusal: %r' % rest)
+  return json.loads(line)
+
+
+class OwnSocket(unittest.TestCase):
+  """The daemon's own socket (exec.sock): the runner's unary execs, without the supervisor."""
+
+  def setUp(self):
+    self.d = Daemon(listen=True)
+    self.addCleanup(self.d.close)
+
+  def test_a_command_without_stdin_is_served_on_it_as_on_the_supervisor_s_hand_over(self):
+    ctl = self.d.connect({'op': 'run', 'argv': ['sh', '-c', 'echo out; echo oops >&2; pwd; exit 3'], 'env': ENV})
+    out, err, end, _ = frames(ctl)
+    # No cwd given: the daemon's own (the sandbox's exec cwd).
+    self.assertEqual((out, err, end), (b'out\n' + self.d.dir.name.encode() + b'\n', b'oops\n', {'exit': 3, 'signal': None}))
+    # Run by the spawner, like every other command.
+    self.assertEqual(len(self.d.spawners()), 1)
+    # A kill line after the request reaches the command, as on the handed-over path.
+    ctl = self.d.connect({'op': 'run', 'argv': ['sleep', '30'], 'env': ENV, 'cwd': '/'})
+    deadline = time.time() + 10
+    while not children(self.d.spawners()[0]) and time.time() < deadline: time.sleep(0.01)
+    ctl.sendall(b'{"kill": "SIGTERM"}\n')
+    self.assertEqual(frames(ctl)[2], {'exit': None, 'signal': 'SIGTERM'})
+
+  def test_neither_the_socket_nor_the_spare_descriptor_reaches_a_command(self):
+    out, _, end, _ = frames(self.d.connect({'op': 'run', 'argv': ['sh', '-c', 'ls /proc/self/fd'], 'env': ENV}))
+    self.assertEqual(end['exit'], 0)
+    # 0..2 and the directory ls reads.
+    self.assertEqual(len([x for x in out.decode().split('\n') if x]), 4)
+
+  def test_a_request_line_that_arrives_in_pieces_is_read_whole(self):
+    line = json.dumps({'op': 'run', 'argv': ['echo', 'whole'], 'env': ENV}).encode() + b'\n'
+    ctl = self.d.connect(line[:7])
+    time.sleep(0.1)
+    ctl.sendall(line[7:])
+    self.assertEqual(frames(ctl)[:3], (b'whole\n', b'', {'exit': 0, 'signal': None}))
+
+  def test_anything_but_a_primary_command_is_refused_before_it_runs(self):
+    marker = os.path.join(self.d.dir.name, 'ran')
+    touch = ['sh', '-c', 'touch %s' % marker]
+    for body in (
+      {'op': 'exec', 'argv': touch, 'env': ENV},
+      {'op': 'file', 'argv': touch, 'env': ENV},
+      {'op': 'run', 'argv': touch, 'env': ENV, 'container': 'side'},
+      {'op': 'run', 'argv': 'touch', 'env': ENV},
+      {'op': 'run', 'argv': [], 'env': ENV},
+      {'op': 'run', 'argv': touch, 'env': {'PATH': 1}},
+      {'op': 'run', 'argv': touch, 'env': ENV, 'cwd': 5},
+      b'not json\n',
+      b'"a string"\n',
+    ):
+      reply = refusal(self.d.connect(body))
+      self.assertEqual((reply['ok'], reply['errno']), (False, 'EUNARY'), body)
+    # A request line longer than the socket takes (the runner sends those to the supervisor):
+    # closed unread (the kernel may then reset the connection before the refusal is read).
+    ctl = self.d.connect(json.dumps({'op': 'run', 'argv': touch, 'env': {'PAD': 'x' * execd.MAX_HEADER}}).encode() + b'\n')
+    try: refusal(ctl)
+    except ConnectionResetError: pass
+    self.assertFalse(os.path.exists(marker))
+    # And it serves on.
+    self.assertEqual(frames(self.d.connect({'op': 'run', 'argv': ['true'], 'env': ENV}))[2], {'exit': 0, 'signal': None})
+
+  def test_a_connection_that_goes_before_its_request_costs_nothing(self):
+    ctl = self.d.connect(b'{"op": "ru')
+    ctl.close()
+    self.assertEqual(frames(self.d.connect({'op': 'run', 'argv': ['true'], 'env': ENV}))[2], {'exit': 0, 'signal': None})
+    # Nothing of it is left open in the daemon: its request socket, the cpu cgroup's descriptor,
+    # its own socket, the spare descriptor, the spawner's pidfd and order socket.
+    deadline = time.time() + 5
+    while len(os.listdir('/proc/%d/fd' % self.d.pid)) != 3 + 6 and time.time() < deadline: time.sleep(0.01)
+    self.assertEqual(len(os.listdir('/proc/%d/fd' % self.d.pid)), 3 + 6)
+
+
+class OwnSocketOutOfDescriptors(unittest.TestCase):
+  def test_a_daemon_at_its_open_files_limit_refuses_and_then_serves_again(self):
+    # 24 descriptors: the daemon's own dozen, then a few commands' (each holds a control socket
+    # and two stream pairs' ends) until none is left.
+    d = Daemon(listen=True, nofile=24)
+    self.addCleanup(d.close)
+    held, refused = [], None
+    for _ in range(20):
+      ctl = d.connect({'op': 'run', 'argv': ['sleep', '30'], 'env': ENV})
+      ctl.settimeout(0.5)
+      try: first = ctl.recv(1, socket.MSG_PEEK)
+      except socket.timeout:
+        held.append(ctl)
+        continue
+      ctl.settimeout(10)
+      self.assertEqual(first, b'{')
+      refused = refusal(ctl)
+      break
+    self.assertIsNotNone(refused, 'never ran out of descriptors')
+    self.assertEqual(refused['errno'], 'EUNARY')
+    self.assertGreater(len(held), 0)
+    # The daemon is still there, and once its callers go (their commands with them) it runs the next one.
+    for ctl in held: ctl.close()
+    deadline = time.time() + 10
+    while time.time() < deadline:
+      ctl = d.connect({'op': 'run', 'argv': ['true'], 'env': ENV})
+      first = ctl.recv(1, socket.MSG_PEEK)
+      if first == b'x':
+        self.assertEqual(frames(ctl)[2], {'exit': 0, 'signal': None})
+        return
+      refusal(ctl)
+      time.sleep(0.05)
+    self.fail('the daemon never served again')
 
 
 class WarmUp(unittest.TestCase):

@@ -83,6 +83,18 @@ class Requests(unittest.TestCase):
     self.assertEqual(garbage.recv(10), b'')
     garbage.close()
 
+  def test_a_caller_gone_after_half_a_header_is_dropped_not_polled_for_ever(self):
+    # Its hang-up is reported on every poll: the half line must not be waited for again.
+    c = self.l.connect(b'{"op": "pi')
+    self.l.accept()
+    [fd] = self.l.sup.pending
+    c.close()
+    [(polled, ev)] = self.l.poller.poll(1000)
+    self.assertEqual(polled, fd)
+    self.assertTrue(ev & select.POLLHUP)
+    self.assertTrue(self.l.sup.read_header(fd, self.l.poller, True))
+    self.assertEqual((self.l.handled, self.l.sup.pending, self.l.poller.poll(0)), ([], {}, []))
+
 
 if __name__ == '__main__':
   unittest.main()

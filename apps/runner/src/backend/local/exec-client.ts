@@ -113,12 +113,15 @@ export async function runExec(
   socketPath: string,
   req: ExecRequest & { env: Record<string, string> },
   onNotRunning: () => PaddockError,
+  /** The exec daemon's own socket (see UnaryExecSockets), for a command without stdin. */
+  daemonSocketPath?: string,
 ): Promise<ExecResult> {
   const cap = req.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   // Without stdin, on one connection (unary-exec.ts); a command the exec daemon does not run
   // comes back refused and goes the three-connection way below.
   if (!(req.stdin && req.stdin.length > 0)) {
-    const result = await runUnaryExec(socketPath, { ...req, maxOutputBytes: cap }, onNotRunning);
+    const sockets = { supervisor: socketPath, ...(daemonSocketPath !== undefined ? { daemon: daemonSocketPath } : {}) };
+    const result = await runUnaryExec(sockets, { ...req, maxOutputBytes: cap }, onNotRunning);
     if (result !== NOT_UNARY) return result;
   }
   let out!: ReturnType<typeof capture>;

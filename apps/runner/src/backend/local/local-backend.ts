@@ -67,6 +67,8 @@ interface SandboxRecord {
   dir: string;
   /** The supervisor's socket in `dir` (every call on the sandbox connects to it). */
   socket: string;
+  /** The exec daemon's own socket in `dir`, there while it runs (unary execs skip the supervisor). */
+  execSocket: string;
   labels: Record<string, string>;
   state: SandboxState;
   startedAt: Date;
@@ -242,6 +244,7 @@ export class LocalBackend implements SandboxBackend {
       id,
       dir,
       socket: join(dir, 'sup.sock'),
+      execSocket: join(dir, 'exec.sock'),
       labels,
       state: 'STATE_PENDING',
       startedAt,
@@ -597,7 +600,7 @@ export class LocalBackend implements SandboxBackend {
   async exec(sandboxId: string, req: ExecRequest): Promise<ExecResult> {
     const rec = this.runningRecord(sandboxId);
     requireArgv(req.argv);
-    return this.served(() => runExec(this.socketPath(rec), { ...req, env: { ...this.planEnv(rec, req.container), ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state)));
+    return this.served(() => runExec(this.socketPath(rec), { ...req, env: { ...this.planEnv(rec, req.container), ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state), rec.execSocket));
   }
 
   async execStream(sandboxId: string, req: ExecStreamRequest): Promise<ExecProcess> {

@@ -17,13 +17,16 @@ import { connectUnix, sendLine, type SupervisorReply } from './socket-io';
  *
  * The supervisor may answer instead with a JSON line (its replies begin with `{`, which no frame
  * does): ENOTRUNNING, or EUNARY when the command is not one the daemon runs (a sidecar's, or no
- * daemon): the caller then sends it the three-connection way.
+ * daemon): the caller then sends it the three-connection way. The daemon's own socket answers
+ * EUNARY for anything but such a command, and the supervisor is asked instead.
  */
 export const NOT_UNARY = Symbol('not served on one connection');
 
 const FRAME_HEADER_BYTES = 5;
 /** The daemon relays pieces of at most 256 KiB (RELAY_CHUNK); a bigger frame is not one of its. */
 const MAX_FRAME_BYTES = 1 << 20;
+/** The longest request line the exec daemon's socket reads (MAX_HEADER in execd.py); longer ones go to the supervisor. */
+const MAX_DAEMON_REQUEST_BYTES = 64 * 1024;
 /** The supervisor's refusals are small JSON lines. */
 const MAX_LINE_BYTES = 64 * 1024;
 const OPEN_BRACE = 0x7b;
@@ -31,20 +34,47 @@ const KIND_STDOUT = 0x6f; // o
 const KIND_STDERR = 0x65; // e
 const KIND_END = 0x78; // x
 
+/**
+ * Where a unary exec may go: the supervisor's socket, and the exec daemon's own (`exec.sock`,
+ * `ExecDaemonSocket` in the supervisor), which skips the supervisor for a command of the primary
+ * container. The daemon's is tried first; it is missing while the daemon is not running, the
+ * sandbox paused or stopped, and refused once the daemon is gone: the request then goes to the
+ * supervisor, which answers as it always did (and starts a daemon again).
+ */
+export interface UnaryExecSockets {
+  supervisor: string;
+  daemon?: string;
+}
+
+type UnaryExecRequest = ExecRequest & { env: Record<string, string>; maxOutputBytes: number };
+
 export async function runUnaryExec(
-  socketPath: string,
-  req: ExecRequest & { env: Record<string, string>; maxOutputBytes: number },
+  sockets: UnaryExecSockets,
+  req: UnaryExecRequest,
   onNotRunning: () => PaddockError,
 ): Promise<ExecResult | typeof NOT_UNARY> {
-  const ctl = await connectUnix(socketPath);
-  ctl.on('error', () => undefined);
-  sendLine(ctl, {
+  const line = `${JSON.stringify({
     op: 'run',
     argv: req.argv,
     env: req.env,
     ...(req.cwd ? { cwd: req.cwd } : {}),
     ...(req.container ? { container: req.container } : {}),
-  });
+  })}\n`;
+  if (sockets.daemon !== undefined && !req.container && Buffer.byteLength(line) <= MAX_DAEMON_REQUEST_BYTES) {
+    // Refused before anything ran (EUNARY: a request the daemon's socket does not take) or not
+    // connected at all: nothing has happened yet, so the supervisor is asked instead.
+    const direct = await connectUnix(sockets.daemon).catch(() => undefined);
+    if (direct !== undefined) {
+      const result = await runOn(direct, line, req, onNotRunning);
+      if (result !== NOT_UNARY) return result;
+    }
+  }
+  return runOn(await connectUnix(sockets.supervisor), line, req, onNotRunning);
+}
+
+async function runOn(ctl: Socket, line: string, req: UnaryExecRequest, onNotRunning: () => PaddockError): Promise<ExecResult | typeof NOT_UNARY> {
+  ctl.on('error', () => undefined);
+  ctl.write(line);
   let timedOut = false;
   const timer =
     req.timeoutMs && req.timeoutMs > 0
