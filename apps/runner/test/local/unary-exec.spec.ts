@@ -147,6 +147,16 @@ describe('unary exec on one connection', () => {
     await stopped;
   });
 
+  it('a burst of 200 execs with stdin and 100 without on one sandbox all run: connects wait for room in a full backlog', async () => {
+    // 600 connections for the stdin ones alone, against the supervisor's backlog of 128 (without
+    // the wait, connects failed with EAGAIN here).
+    const withStdin = Array.from({ length: 200 }, (_, i) => t.backend.exec('unary-1', { argv: ['cat'], stdin: Buffer.from(`in ${i}`) }));
+    const without = Array.from({ length: 100 }, (_, i) => t.backend.exec('unary-1', { argv: ['echo', `out ${i}`] }));
+    const [a, b] = await Promise.all([Promise.all(withStdin), Promise.all(without)]);
+    expect(a.map((r) => [r.exitCode, r.stdout.toString()])).toEqual(Array.from({ length: 200 }, (_, i) => [0, `in ${i}`]));
+    expect(b.map((r) => [r.exitCode, r.stdout.toString()])).toEqual(Array.from({ length: 100 }, (_, i) => [0, `out ${i}\n`]));
+  }, 60_000);
+
   it('an exec with stdin still goes the three-connection way', async () => {
     const b = await t.backend.exec('unary-1', { argv: ['cat'], stdin: Buffer.from('through stdin') });
     expect([b.exitCode, b.stdout.toString()]).toEqual([0, 'through stdin']);

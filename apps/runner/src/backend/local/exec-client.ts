@@ -19,7 +19,7 @@ export async function startExec(
   onStreams?: (io: Socket, err: Socket) => void,
 ): Promise<ExecProcess> {
   const id = randomUUID();
-  const [ctl, io, err] = await Promise.all([connectUnix(socketPath), connectUnix(socketPath), connectUnix(socketPath)]);
+  const [ctl, io, err] = await connectThree(socketPath);
   // A supervisor that goes away between the connect and our writes makes them fail with EPIPE. That
   // error must not reach the process as an uncaught one (it would end the runner): the command's
   // fate is read from ctl's reply, and consumers of io/err still see their 'close'.
@@ -107,6 +107,18 @@ function capture(stream: Socket, cap: number): Promise<CappedOutput> {
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
+
+/** The three connections of an exec, or none: one that failed does not leave the others open. */
+async function connectThree(socketPath: string): Promise<[Socket, Socket, Socket]> {
+  const settled = await Promise.allSettled([connectUnix(socketPath), connectUnix(socketPath), connectUnix(socketPath)]);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    for (const r of settled) if (r.status === 'fulfilled') r.value.destroy();
+    throw failed.reason;
+  }
+  const [ctl, io, err] = settled.map((r) => (r as PromiseFulfilledResult<Socket>).value);
+  return [ctl as Socket, io as Socket, err as Socket];
+}
 
 /** Unary exec on top of the streaming one: stdin written whole, outputs captured with caps, timeout kills the tree. */
 export async function runExec(

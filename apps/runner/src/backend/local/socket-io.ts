@@ -2,17 +2,40 @@ import { closeSync, openSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { connect, type Socket } from 'node:net';
 
-/** Connects to a Unix socket; rejects with the errno error (ENOENT, ECONNREFUSED...) if nobody listens. */
 /** sockaddr_un holds 108 bytes; deeper state directories are reached through a directory fd. */
 const MAX_UNIX_PATH = 100;
+/** How long a connect waits for room in a listener's backlog (a burst of calls on one sandbox). */
+const BUSY_WAIT_MS = 5_000;
+
+export interface ConnectOptions {
+  /**
+   * A listener whose backlog is full (EAGAIN: every place taken by connections it has not
+   * accepted yet, as in a burst of execs on one sandbox) is tried again, backing off, for this
+   * long before the EAGAIN is the answer. 0: at once.
+   */
+  busyWaitMs?: number;
+}
 
 /**
- * Connects to a Unix socket. A path longer than sockaddr_un allows is reached through
- * `/proc/self/fd/<dirfd>/<name>`: Linux resolves the magic link to the directory, so the socket
- * stays where it is (with its permissions) while the address stays short. The supervisor binds the
- * same way (`apps/runner/supervisor/supervisor.py`).
+ * Connects to a Unix socket; rejects with the errno error (ENOENT, ECONNREFUSED...) if nobody
+ * listens. A path longer than sockaddr_un allows is reached through `/proc/self/fd/<dirfd>/<name>`:
+ * Linux resolves the magic link to the directory, so the socket stays where it is (with its
+ * permissions) while the address stays short. The supervisor binds the same way
+ * (`apps/runner/supervisor/supervisor.py`).
  */
-export function connectUnix(path: string): Promise<Socket> {
+export async function connectUnix(path: string, opts: ConnectOptions = {}): Promise<Socket> {
+  const deadline = Date.now() + (opts.busyWaitMs ?? BUSY_WAIT_MS);
+  for (let backoffMs = 1; ; backoffMs = Math.min(backoffMs * 2, 50)) {
+    try {
+      return await connectOnce(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() + backoffMs > deadline) throw e;
+      await new Promise((r) => setTimeout(r, backoffMs));
+    }
+  }
+}
+
+function connectOnce(path: string): Promise<Socket> {
   let dirFd: number | undefined;
   let address = path;
   if (Buffer.byteLength(path) > MAX_UNIX_PATH) {

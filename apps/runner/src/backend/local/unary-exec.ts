@@ -63,7 +63,8 @@ export async function runUnaryExec(
   if (sockets.daemon !== undefined && !req.container && Buffer.byteLength(line) <= MAX_DAEMON_REQUEST_BYTES) {
     // Refused before anything ran (EUNARY: a request the daemon's socket does not take) or not
     // connected at all: nothing has happened yet, so the supervisor is asked instead.
-    const direct = await connectUnix(sockets.daemon).catch(() => undefined);
+    // A daemon with a full backlog (a burst on this sandbox) is not waited for: the supervisor is.
+    const direct = await connectUnix(sockets.daemon, { busyWaitMs: 0 }).catch(() => undefined);
     if (direct !== undefined) {
       const result = await runOn(direct, line, req, onNotRunning);
       if (result !== NOT_UNARY) return result;
