@@ -34,8 +34,8 @@ from paddock_supervisor.probe import StartupProbe
 from paddock_supervisor.relay import relay_handler
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
 from paddock_supervisor.sysutil import (
-  close_fds_except, drop_privileges, high_fd, libc, listen_unix, read_pids, reset_signals, send_line, write_file,
-  PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG,
+  close_fds_except, drop_privileges, high_fd, libc, listen_unix, read_pids, reset_signals, send_line, take_request_line, write_file,
+  LINE_PENDING, MAX_REQUEST_LINE, PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG,
 )
 
 MS_NOSUID, MS_NODEV, MNT_DETACH = 2, 4, 2
@@ -351,21 +351,15 @@ class Supervisor:
 
   def read_header(self, fd, poller=None, hung_up=False):
     # True once the connection is dealt with, False while its header line is still to come.
-    # `poller`: the one it waits in, if it does. `hung_up`: the caller closed its end, so no more
-    # of a partial line will come (poll would report it again and again).
+    # `poller`: the one it waits in, if it does. `hung_up`: see take_request_line.
     conn = self.pending[fd]
-    try: peek = conn.recv(65536, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-    except BlockingIOError: return False
-    except OSError: peek = b''
-    nl = peek.find(b'\n')
-    if nl < 0 and peek and len(peek) < 65536 and not hung_up: return False
+    line = take_request_line(conn, hung_up)
+    if line is LINE_PENDING: return False
     del self.pending[fd]
     if poller is not None: poller.unregister(fd)
-    if nl < 0:
-      conn.close(); return True
-    conn.recv(nl + 1)
-    try: req = json.loads(peek[:nl])
-    except ValueError:
+    try: req = json.loads(line) if line is not None else None
+    except ValueError: req = None
+    if not isinstance(req, dict):
       conn.close(); return True
     self.handle(req, conn)
     return True
@@ -426,7 +420,7 @@ class Supervisor:
       try:
         conn.settimeout(2.0)
         line = b''
-        while not line.endswith(b'\n') and len(line) < 65536:
+        while not line.endswith(b'\n') and len(line) < MAX_REQUEST_LINE:
           chunk = conn.recv(4096)
           if not chunk: break
           line += chunk

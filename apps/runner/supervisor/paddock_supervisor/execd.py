@@ -4,7 +4,9 @@ import array, collections, errno, gc, json, marshal, mmap, os, resource, select,
 
 from paddock_supervisor.fileops import file_ops
 from paddock_supervisor.seccomp import install_seccomp, seccomp_program
-from paddock_supervisor.sysutil import close_fds_except, drop_privileges, libc, PR_SET_DUMPABLE, PR_SET_NAME, send_line
+from paddock_supervisor.sysutil import (
+  close_fds_except, drop_privileges, libc, send_line, take_request_line, LINE_PENDING, PR_SET_DUMPABLE, PR_SET_NAME,
+)
 
 # ---- exec daemon (runs inside the sandbox, see Supervisor.start_exec) ----
 # A daemon idle this long after it started warms its exec path up (ExecDaemon.warm_up).
@@ -27,8 +29,6 @@ RELAY_CHUNK = 1 << 18
 # How long a unary command's output is still relayed after it exited: a background process it
 # left may hold its stdout open for ever (the streaming path's caller cuts at the same mark).
 CUT_AFTER_EXIT_S = 1.0
-# The longest request line the daemon's own socket takes (the supervisor's takes as long).
-MAX_HEADER = 1 << 16
 SPAWN_SIGDEF = (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGXFSZ, signal.SIGHUP, signal.SIGQUIT)
 
 def execd_main(p, sock, cpu_procs=None, listener=None):
@@ -288,24 +288,15 @@ class ExecDaemon:
   def read_header(self, fd, hung_up=False):
     # True once the connection is dealt with, False while its request line is still to come. The
     # runner writes it as it connects: it is mostly here already, and costs no turn of the loop.
-    # `hung_up`: the caller closed its end, so no more of a partial line will come.
+    # `hung_up`: see take_request_line.
     conn = self.headers[fd]
-    try: peek = conn.recv(MAX_HEADER, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-    except BlockingIOError: return False
-    except OSError: peek = b''
-    nl = peek.find(b'\n')
-    if nl < 0 and peek and len(peek) < MAX_HEADER and not hung_up: return False
+    line = take_request_line(conn, hung_up)
+    if line is LINE_PENDING: return False
     del self.headers[fd]
     try: self.poller.unregister(fd)
     except KeyError: pass
-    if not peek:
-      conn.close()
-      return True
-    req = None
-    if nl >= 0:
-      conn.recv(nl + 1)
-      try: req = unary_request(json.loads(peek[:nl]))
-      except ValueError: pass
+    try: req = unary_request(json.loads(line)) if line is not None else None
+    except ValueError: req = None
     if req is None: self.refuse(conn)
     else: self.run_unary(req, [conn.detach()])
     return True

@@ -45,6 +45,25 @@ def listen_unix(directory, name):
   sock.listen(128)
   return sock
 
+# The longest request line a socket of ours reads (the supervisor's and the exec daemon's own).
+MAX_REQUEST_LINE = 1 << 16
+# take_request_line's answer while the line is still to come.
+LINE_PENDING = object()
+
+def take_request_line(conn, hung_up=False):
+  # The JSON request line a caller writes as it connects, consumed without blocking: the line's
+  # bytes (what follows it stays for the command), LINE_PENDING while more of it is to come, or
+  # None when no whole line will come (closed, over MAX_REQUEST_LINE, or `hung_up`: the caller
+  # closed its end after part of one, which poll would otherwise report again and again).
+  try: peek = conn.recv(MAX_REQUEST_LINE, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+  except BlockingIOError: return LINE_PENDING
+  except OSError: peek = b''
+  nl = peek.find(b'\n')
+  if nl < 0 and peek and len(peek) < MAX_REQUEST_LINE and not hung_up: return LINE_PENDING
+  if nl < 0: return None
+  conn.recv(nl + 1)
+  return peek[:nl]
+
 def send_line(sock, obj):
   sock.sendall((json.dumps(obj) + '\n').encode())
 

@@ -2,7 +2,7 @@ import json, os, resource, signal, socket, tempfile, time, unittest
 
 from support import SUPERVISOR_DIR
 from paddock_supervisor import execd
-from paddock_supervisor.sysutil import close_fds_except
+from paddock_supervisor.sysutil import close_fds_except, MAX_REQUEST_LINE
 
 ENV = {'PATH': '/usr/bin:/bin'}
 
@@ -372,7 +372,7 @@ class OwnSocket(unittest.TestCase):
       self.assertEqual((reply['ok'], reply['errno']), (False, 'EUNARY'), body)
     # A request line longer than the socket takes (the runner sends those to the supervisor):
     # closed unread (the kernel may then reset the connection before the refusal is read).
-    ctl = self.d.connect(json.dumps({'op': 'run', 'argv': touch, 'env': {'PAD': 'x' * execd.MAX_HEADER}}).encode() + b'\n')
+    ctl = self.d.connect(json.dumps({'op': 'run', 'argv': touch, 'env': {'PAD': 'x' * MAX_REQUEST_LINE}}).encode() + b'\n')
     try: refusal(ctl)
     except ConnectionResetError: pass
     self.assertFalse(os.path.exists(marker))

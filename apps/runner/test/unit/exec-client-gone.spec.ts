@@ -51,7 +51,7 @@ describe('exec client against a supervisor that went away', () => {
       for (let i = 0; i < 20; i++) {
         const streaming = startExec(path, { argv: ['true'], env: {} }, notRunning);
         expect(await errnoOf(streaming)).toMatch(/^E[A-Z]+$/);
-        const unary = runExec(path, { argv: ['true'], env: {}, stdin: Buffer.from('x') }, notRunning);
+        const unary = runExec({ supervisor: path }, { argv: ['true'], env: {}, stdin: Buffer.from('x') }, notRunning);
         expect(await errnoOf(unary)).toMatch(/^E[A-Z]+$/);
       }
       // Late EPIPEs are emitted on a later turn.

@@ -4,7 +4,7 @@ import { PaddockError } from '@paddock/contracts';
 import type { ExecProcess, ExecRequest, ExecResult, ExecStreamRequest } from '../sandbox-backend';
 import { connectUnix, readReply, sendLine } from './socket-io';
 import { CappedOutput, execResult, KILL_REPORT_TIMEOUT_MS } from './exec-output';
-import { NOT_UNARY, runUnaryExec } from './unary-exec';
+import { NOT_UNARY, runUnaryExec, type UnaryExecSockets } from './unary-exec';
 
 /**
  * Client side of the supervisor's exec protocol. Three connections per command: `ctl` (request,
@@ -122,23 +122,20 @@ async function connectThree(socketPath: string): Promise<[Socket, Socket, Socket
 
 /** Unary exec on top of the streaming one: stdin written whole, outputs captured with caps, timeout kills the tree. */
 export async function runExec(
-  socketPath: string,
+  sockets: UnaryExecSockets,
   req: ExecRequest & { env: Record<string, string> },
   onNotRunning: () => PaddockError,
-  /** The exec daemon's own socket (see UnaryExecSockets), for a command without stdin. */
-  daemonSocketPath?: string,
 ): Promise<ExecResult> {
   const cap = req.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   // Without stdin, on one connection (unary-exec.ts); a command the exec daemon does not run
   // comes back refused and goes the three-connection way below.
   if (!(req.stdin && req.stdin.length > 0)) {
-    const sockets = { supervisor: socketPath, ...(daemonSocketPath !== undefined ? { daemon: daemonSocketPath } : {}) };
     const result = await runUnaryExec(sockets, { ...req, maxOutputBytes: cap }, onNotRunning);
     if (result !== NOT_UNARY) return result;
   }
   let out!: ReturnType<typeof capture>;
   let errOut!: ReturnType<typeof capture>;
-  const proc = await startExec(socketPath, { argv: req.argv, env: req.env, ...(req.cwd ? { cwd: req.cwd } : {}), ...(req.container ? { container: req.container } : {}) }, onNotRunning, (io, err) => {
+  const proc = await startExec(sockets.supervisor, { argv: req.argv, env: req.env, ...(req.cwd ? { cwd: req.cwd } : {}), ...(req.container ? { container: req.container } : {}) }, onNotRunning, (io, err) => {
     io.on('error', () => undefined);
     out = capture(io, cap);
     errOut = capture(err, cap);

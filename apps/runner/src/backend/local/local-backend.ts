@@ -561,10 +561,6 @@ export class LocalBackend implements SandboxBackend {
     return rec;
   }
 
-  private socketPath(rec: SandboxRecord): string {
-    return rec.socket;
-  }
-
   async stop(sandboxId: string, graceSeconds: number, reason: SandboxStateReason): Promise<void> {
     const rec = this.record(sandboxId);
     if (isTerminalSandboxState(rec.state)) return;
@@ -579,7 +575,7 @@ export class LocalBackend implements SandboxBackend {
       if (rec.supervisorPid === undefined) await delay(25);
     }
     try {
-      await request(this.socketPath(rec), { op: 'stop', grace: Math.max(0, graceSeconds), reason });
+      await request(rec.socket, { op: 'stop', grace: Math.max(0, graceSeconds), reason });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       const supervisorAlive = rec.supervisorPid !== undefined && pidAlive(rec.supervisorPid);
@@ -600,7 +596,7 @@ export class LocalBackend implements SandboxBackend {
   async exec(sandboxId: string, req: ExecRequest): Promise<ExecResult> {
     const rec = this.runningRecord(sandboxId);
     requireArgv(req.argv);
-    return this.served(() => runExec(this.socketPath(rec), { ...req, env: { ...this.planEnv(rec, req.container), ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state), rec.execSocket));
+    return this.served(() => runExec({ supervisor: rec.socket, daemon: rec.execSocket }, { ...req, env: { ...this.planEnv(rec, req.container), ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state)));
   }
 
   async execStream(sandboxId: string, req: ExecStreamRequest): Promise<ExecProcess> {
@@ -608,7 +604,7 @@ export class LocalBackend implements SandboxBackend {
     requireArgv(req.argv);
     const plan = this.planEnv(rec, req.container);
     // Its start only: a stream may stay open for hours, which must not hold background work back.
-    return this.served(() => startExec(this.socketPath(rec), { ...req, env: { ...plan, ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state)));
+    return this.served(() => startExec(rec.socket, { ...req, env: { ...plan, ...(req.env ?? {}) } }, () => sandboxNotRunning(sandboxId, rec.state)));
   }
 
   /** Runs a call on a sandbox as one the backend's background work waits for (CallActivity). */
@@ -651,7 +647,7 @@ export class LocalBackend implements SandboxBackend {
     const rec = this.runningRecord(sandboxId);
     // Only what the spec made public is relayed, even if a caller above forgot to check.
     if (!(this.readPlan(rec)?.servicePorts ?? []).includes(port)) throw portNotServed(sandboxId, port);
-    return connectSandboxPort(this.socketPath(rec), sandboxId, port, () => sandboxNotRunning(sandboxId, rec.state));
+    return connectSandboxPort(rec.socket, sandboxId, port, () => sandboxNotRunning(sandboxId, rec.state));
   }
 
   containerStatuses(sandboxId: string): ContainerStatus[] | undefined {
@@ -664,7 +660,7 @@ export class LocalBackend implements SandboxBackend {
 
   private files(id: string): FileClient {
     const rec = this.runningRecord(id);
-    return new FileClient(this.socketPath(rec), id);
+    return new FileClient(rec.socket, id);
   }
 
   async readFile(sandboxId: string, path: string): Promise<Readable> {
@@ -691,7 +687,7 @@ export class LocalBackend implements SandboxBackend {
     const rec = this.record(sandboxId);
     if (rec.state === 'STATE_PAUSED') return;
     this.runningRecord(sandboxId);
-    await freezeSandbox(this.socketPath(rec), sandboxId, reason);
+    await freezeSandbox(rec.socket, sandboxId, reason);
     // The supervisor no longer counts the lifetime; neither does the runner's backstop.
     this.disarmBackstop(rec);
     this.catchUp(rec);
@@ -700,7 +696,7 @@ export class LocalBackend implements SandboxBackend {
   async resume(sandboxId: string): Promise<void> {
     const rec = this.record(sandboxId);
     if (rec.state !== 'STATE_PAUSED') return;
-    const r = await thawSandbox(this.socketPath(rec), sandboxId);
+    const r = await thawSandbox(rec.socket, sandboxId);
     if (r.deadlineMs !== undefined) rec.deadline = new Date(r.deadlineMs);
     this.catchUp(rec);
     this.disarmBackstop(rec);
@@ -710,7 +706,7 @@ export class LocalBackend implements SandboxBackend {
   async snapshotDisk(sandboxId: string, out: DiskArchiveSink): Promise<{ frozenMs: number }> {
     const rec = this.record(sandboxId);
     if (rec.state !== 'STATE_PAUSED') this.runningRecord(sandboxId);
-    return captureDisk(this.socketPath(rec), sandboxId, join(rec.dir, 'disk'), out);
+    return captureDisk(rec.socket, sandboxId, join(rec.dir, 'disk'), out);
   }
 
   usage(sandboxId: string): CgroupUsage | undefined {
@@ -824,7 +820,7 @@ export class LocalBackend implements SandboxBackend {
     if (rec && !isTerminalSandboxState(rec.state) && rec.supervisorPid !== undefined && pidAlive(rec.supervisorPid)) {
       try {
         if (!existsSync(join(rec.dir, 'stop-reason'))) writeFileSync(join(rec.dir, 'stop-reason'), reason);
-        await request(this.socketPath(rec), { op: 'stop', grace: 0, reason });
+        await request(rec.socket, { op: 'stop', grace: 0, reason });
         await Promise.race([rec.terminal, delay(10_000)]);
       } catch {
         // the supervisor is not answering: it is killed below

@@ -25,7 +25,7 @@ export const NOT_UNARY = Symbol('not served on one connection');
 const FRAME_HEADER_BYTES = 5;
 /** The daemon relays pieces of at most 256 KiB (RELAY_CHUNK); a bigger frame is not one of its. */
 const MAX_FRAME_BYTES = 1 << 20;
-/** The longest request line the exec daemon's socket reads (MAX_HEADER in execd.py); longer ones go to the supervisor. */
+/** The longest request line the exec daemon's socket reads (MAX_REQUEST_LINE in the supervisor's sysutil.py); longer ones go to the supervisor. */
 const MAX_DAEMON_REQUEST_BYTES = 64 * 1024;
 /** The supervisor's refusals are small JSON lines. */
 const MAX_LINE_BYTES = 64 * 1024;
